@@ -1,0 +1,1 @@
+//! Swiss pairing (FIDE Dutch system), initial ranking, standings, tie-breaks and TRF.
