@@ -15,8 +15,8 @@
 mod any;
 mod error;
 mod outcome;
-pub mod pente;
 pub mod pentago;
+pub mod pente;
 mod perft;
 pub mod quoridor;
 

@@ -128,7 +128,11 @@ fn check_illegal(game: GameKind) {
                 case.third
             ),
         }
-        assert_eq!(pos, before, "{game} illegal line {}: position changed", case.line);
+        assert_eq!(
+            pos, before,
+            "{game} illegal line {}: position changed",
+            case.line
+        );
     }
 }
 

@@ -1,0 +1,223 @@
+//! `hakem rules ...`: the rules engines from the command line, without a server.
+
+use std::process::ExitCode;
+
+use clap::{Args, Subcommand};
+use hakem_games::{AnyPosition, GameKind, MoveError, Side};
+use serde::Serialize;
+
+#[derive(Subcommand)]
+pub enum RulesCommand {
+    /// Count the leaves of the game tree N moves deep (a finished game is a leaf).
+    Perft {
+        #[command(flatten)]
+        game: GameArgs,
+        /// Depth in moves.
+        #[arg(long)]
+        depth: u32,
+    },
+    /// Play a move list and print the position and the result.
+    Replay {
+        #[command(flatten)]
+        game: GameArgs,
+        /// One line of JSON: {"result":..,"reason":..,"plies":N}, or an error object.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the board after a move list.
+    Show {
+        #[command(flatten)]
+        game: GameArgs,
+        /// Also list the legal moves.
+        #[arg(long)]
+        legal: bool,
+    },
+}
+
+#[derive(Args)]
+pub struct GameArgs {
+    /// pentago, quoridor or pente.
+    #[arg(long)]
+    game: GameKind,
+    /// Preset: pentago tr (default) or classic; quoridor standard; pente tournament (default) or free.
+    #[arg(long)]
+    variant: Option<String>,
+    /// Moves from the start, space-separated, in the game's notation.
+    #[arg(long, default_value = "")]
+    moves: String,
+}
+
+/// Exit status for a bad move list or a bad variant, as for bad command-line usage.
+const BAD_INPUT: u8 = 2;
+
+/// A move the replay could not play.
+struct Refused<'a> {
+    ply: usize,
+    text: &'a str,
+    error: MoveError,
+}
+
+pub fn run(cmd: RulesCommand) -> ExitCode {
+    match cmd {
+        RulesCommand::Perft { game, depth } => match game.replay() {
+            Ok(pos) => {
+                println!("{}", pos.perft(depth));
+                ExitCode::SUCCESS
+            }
+            Err(failure) => failure.report(false),
+        },
+        RulesCommand::Replay { game, json } => match game.replay() {
+            Ok(pos) => {
+                if json {
+                    let outcome = pos.outcome();
+                    print_json(&ReplayJson {
+                        result: outcome.map_or("*", |o| o.result()),
+                        reason: outcome.map(|o| o.reason.as_str()),
+                        plies: pos.plies(),
+                    });
+                } else {
+                    print!("{}", pos.board_text());
+                    println!("{}", status_line(&pos));
+                }
+                ExitCode::SUCCESS
+            }
+            Err(failure) => failure.report(json),
+        },
+        RulesCommand::Show { game, legal } => match game.replay() {
+            Ok(pos) => {
+                print!("{}", pos.board_text());
+                println!("{}", status_line(&pos));
+                if legal {
+                    println!("legal moves: {}", pos.legal_moves().join(" "));
+                }
+                ExitCode::SUCCESS
+            }
+            Err(failure) => failure.report(false),
+        },
+    }
+}
+
+#[derive(Serialize)]
+struct ReplayJson {
+    result: &'static str,
+    reason: Option<&'static str>,
+    plies: u32,
+}
+
+/// `error` is `illegal_move` or `bad_notation` (or `bad_variant`); `code` names the broken rule.
+#[derive(Serialize)]
+struct ErrorJson<'a> {
+    error: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ply: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    r#move: Option<&'a str>,
+    message: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    code: Option<&'static str>,
+}
+
+fn print_json(value: &impl Serialize) {
+    // Serializing these plain structs cannot fail.
+    println!("{}", serde_json::to_string(value).unwrap_or_default());
+}
+
+/// Why a replay stopped.
+enum Failure<'a> {
+    Variant(String),
+    Move(Refused<'a>),
+}
+
+impl Failure<'_> {
+    fn report(&self, json: bool) -> ExitCode {
+        match self {
+            Failure::Variant(message) => {
+                if json {
+                    print_json(&ErrorJson {
+                        error: "bad_variant",
+                        ply: None,
+                        r#move: None,
+                        message,
+                        code: None,
+                    });
+                }
+                eprintln!("hakem: {message}");
+            }
+            Failure::Move(refused) => {
+                let kind = if refused.error.is_notation() {
+                    "bad_notation"
+                } else {
+                    "illegal_move"
+                };
+                if json {
+                    print_json(&ErrorJson {
+                        error: kind,
+                        ply: Some(refused.ply),
+                        r#move: Some(refused.text),
+                        message: &refused.error.to_string(),
+                        code: Some(refused.error.code()),
+                    });
+                }
+                eprintln!(
+                    "hakem: move {} ({}) refused: {}",
+                    refused.ply, refused.text, refused.error
+                );
+            }
+        }
+        ExitCode::from(BAD_INPUT)
+    }
+}
+
+impl GameArgs {
+    fn replay(&self) -> Result<AnyPosition, Failure<'_>> {
+        let mut pos = AnyPosition::new(self.game, self.variant.as_deref())
+            .map_err(|e| Failure::Variant(e.to_string()))?;
+        for (i, text) in self.moves.split_whitespace().enumerate() {
+            pos.play_str(text).map_err(|error| {
+                Failure::Move(Refused {
+                    ply: i + 1,
+                    text,
+                    error,
+                })
+            })?;
+        }
+        Ok(pos)
+    }
+}
+
+/// The name of a side in the game's own terms.
+pub fn side_name(game: GameKind, side: Side) -> &'static str {
+    match (game, side) {
+        (GameKind::Pentago, Side::First) => "black",
+        (GameKind::Pentago, Side::Second) => "white",
+        (GameKind::Pente, Side::First) => "white",
+        (GameKind::Pente, Side::Second) => "black",
+        (GameKind::Quoridor, Side::First) => "first (from e1)",
+        (GameKind::Quoridor, Side::Second) => "second (from e9)",
+    }
+}
+
+fn status_line(pos: &AnyPosition) -> String {
+    let game = pos.kind();
+    match pos.outcome() {
+        Some(outcome) => {
+            let winner = match outcome.winner {
+                Some(side) => format!("{} wins", side_name(game, side)),
+                None => "draw".to_string(),
+            };
+            format!(
+                "{game} ({}): {} {winner} by {} after {} moves",
+                pos.variant(),
+                outcome.result(),
+                outcome.reason,
+                pos.plies()
+            )
+        }
+        None => format!(
+            "{game} ({}): * {} to move after {} moves",
+            pos.variant(),
+            side_name(game, pos.to_move()),
+            pos.plies()
+        ),
+    }
+}
