@@ -1,0 +1,884 @@
+//! The hakem wire protocol, version 1: every WebSocket message as serde types, shared by the
+//! server, the command-line client, bots and tests. `docs/protocol.md` describes each message
+//! with an example.
+//!
+//! Text frames, one JSON object per frame, at most [`MAX_FRAME_BYTES`]. Every message has a
+//! `type`; a client message may carry an `id`, and the direct reply to it carries the same value
+//! as `re`. Unknown fields are ignored.
+
+use std::fmt;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::Value;
+
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// The largest frame a client may send.
+pub const MAX_FRAME_BYTES: usize = 16 * 1024;
+
+/// A seat in a match: `p1` moves first in sets 1 and 3, `p2` in set 2.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Seat {
+    P1,
+    P2,
+}
+
+impl Seat {
+    pub const BOTH: [Seat; 2] = [Seat::P1, Seat::P2];
+
+    pub fn other(self) -> Seat {
+        match self {
+            Seat::P1 => Seat::P2,
+            Seat::P2 => Seat::P1,
+        }
+    }
+
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Seat::P1 => "p1",
+            Seat::P2 => "p2",
+        }
+    }
+}
+
+impl fmt::Display for Seat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A value per seat, written `{"p1":..,"p2":..}`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PerSeat<T> {
+    pub p1: T,
+    pub p2: T,
+}
+
+impl<T> PerSeat<T> {
+    pub fn new(p1: T, p2: T) -> PerSeat<T> {
+        PerSeat { p1, p2 }
+    }
+
+    pub fn get(&self, seat: Seat) -> &T {
+        match seat {
+            Seat::P1 => &self.p1,
+            Seat::P2 => &self.p2,
+        }
+    }
+
+    pub fn get_mut(&mut self, seat: Seat) -> &mut T {
+        match seat {
+            Seat::P1 => &mut self.p1,
+            Seat::P2 => &mut self.p2,
+        }
+    }
+}
+
+/// Points counted in halves (a drawn set is half a point), written as a JSON number: `2`, `0.5`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Points {
+    pub halves: u32,
+}
+
+impl Points {
+    pub const ZERO: Points = Points { halves: 0 };
+    pub const HALF: Points = Points { halves: 1 };
+    pub const ONE: Points = Points { halves: 2 };
+
+    pub fn as_f64(self) -> f64 {
+        f64::from(self.halves) / 2.0
+    }
+}
+
+impl std::ops::AddAssign for Points {
+    fn add_assign(&mut self, other: Points) {
+        self.halves += other.halves;
+    }
+}
+
+impl Serialize for Points {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        if self.halves % 2 == 0 {
+            serializer.serialize_u32(self.halves / 2)
+        } else {
+            serializer.serialize_f64(self.as_f64())
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Points {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let value = f64::deserialize(deserializer)?;
+        let halves = value * 2.0;
+        if halves < 0.0 || halves.fract() != 0.0 || halves > f64::from(u32::MAX) {
+            return Err(serde::de::Error::custom("points are a multiple of 0.5"));
+        }
+        Ok(Points {
+            halves: halves as u32,
+        })
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Client to server
+
+/// A frame from a client: the optional `id` and the message.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ClientFrame {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<Value>,
+    #[serde(flatten)]
+    pub message: ClientMessage,
+}
+
+/// Every message a client may send.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ClientMessage {
+    /// Must be the first message. `token`: a player, bot, arbiter or organizer token; none for a
+    /// guest.
+    Hello {
+        protocol: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        client: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        token: Option<String>,
+    },
+    Ping,
+    CreateMatch(CreateMatch),
+    /// Take a seat (with `seat_token`) or arbitrate (with `arbiter_token`).
+    Join {
+        #[serde(rename = "match")]
+        match_id: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        seat_token: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        arbiter_token: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        since_seq: Option<u64>,
+        /// Ask for the legal moves in every `state`, for bots without a rules engine.
+        #[serde(default, skip_serializing_if = "is_false")]
+        legal_moves: bool,
+    },
+    /// Spectate.
+    Watch {
+        #[serde(rename = "match")]
+        match_id: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        since_seq: Option<u64>,
+    },
+    Leave {
+        #[serde(rename = "match")]
+        match_id: String,
+    },
+    ListMatches,
+    /// Pentago: the first half of a move.
+    Place {
+        #[serde(rename = "match")]
+        match_id: String,
+        cell: String,
+    },
+    /// Pentago: the second half of a move; `dir` is `cw` or `ccw`.
+    Rotate {
+        #[serde(rename = "match")]
+        match_id: String,
+        quadrant: String,
+        dir: String,
+    },
+    /// Press the clock: completes the move and passes the turn.
+    Press {
+        #[serde(rename = "match")]
+        match_id: String,
+    },
+    /// A whole move in the game's notation, pressed at once unless `press` is false.
+    Move {
+        #[serde(rename = "match")]
+        match_id: String,
+        #[serde(rename = "move")]
+        mv: String,
+        #[serde(default = "yes")]
+        press: bool,
+    },
+    Ready {
+        #[serde(rename = "match")]
+        match_id: String,
+    },
+    Resign {
+        #[serde(rename = "match")]
+        match_id: String,
+    },
+    Claim {
+        #[serde(rename = "match")]
+        match_id: String,
+        text: String,
+    },
+    Warn {
+        #[serde(rename = "match")]
+        match_id: String,
+        seat: Seat,
+        #[serde(default)]
+        reason: String,
+    },
+    Pause {
+        #[serde(rename = "match")]
+        match_id: String,
+    },
+    Resume {
+        #[serde(rename = "match")]
+        match_id: String,
+    },
+    AdjustClock {
+        #[serde(rename = "match")]
+        match_id: String,
+        seat: Seat,
+        delta_ms: i64,
+    },
+    StartSet {
+        #[serde(rename = "match")]
+        match_id: String,
+    },
+    Declare {
+        #[serde(rename = "match")]
+        match_id: String,
+        scope: Scope,
+        winner: Winner,
+        #[serde(default)]
+        reason: String,
+    },
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn is_false(value: &bool) -> bool {
+    !*value
+}
+
+impl ClientMessage {
+    /// Every `type` a client may send, for the error that names an unknown one.
+    pub const TYPES: &'static [&'static str] = &[
+        "hello",
+        "ping",
+        "create_match",
+        "join",
+        "watch",
+        "leave",
+        "list_matches",
+        "place",
+        "rotate",
+        "press",
+        "move",
+        "ready",
+        "resign",
+        "claim",
+        "warn",
+        "pause",
+        "resume",
+        "adjust_clock",
+        "start_set",
+        "declare",
+    ];
+
+    /// The match a message is about, if any.
+    pub fn match_id(&self) -> Option<&str> {
+        use ClientMessage::*;
+        match self {
+            Hello { .. } | Ping | CreateMatch(_) | ListMatches => None,
+            Join { match_id, .. }
+            | Watch { match_id, .. }
+            | Leave { match_id }
+            | Place { match_id, .. }
+            | Rotate { match_id, .. }
+            | Press { match_id }
+            | Move { match_id, .. }
+            | Ready { match_id }
+            | Resign { match_id }
+            | Claim { match_id, .. }
+            | Warn { match_id, .. }
+            | Pause { match_id }
+            | Resume { match_id }
+            | AdjustClock { match_id, .. }
+            | StartSet { match_id }
+            | Declare { match_id, .. } => Some(match_id),
+        }
+    }
+}
+
+/// `create_match`: every field but `game` has a default.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CreateMatch {
+    pub game: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variant: Option<String>,
+    #[serde(default = "default_sets")]
+    pub sets: u8,
+    /// `null` for an untimed match; absent for the default 15:00 with no increment.
+    #[serde(
+        default = "default_clock",
+        deserialize_with = "explicit_null",
+        skip_serializing_if = "is_default_clock"
+    )]
+    pub clock: Option<ClockConfig>,
+    #[serde(default = "default_warnings_limit")]
+    pub warnings_limit: u8,
+    #[serde(default)]
+    pub players: PerSeat<String>,
+}
+
+fn default_sets() -> u8 {
+    3
+}
+
+fn default_warnings_limit() -> u8 {
+    3
+}
+
+fn default_clock() -> Option<ClockConfig> {
+    Some(ClockConfig::default())
+}
+
+fn is_default_clock(clock: &Option<ClockConfig>) -> bool {
+    *clock == default_clock()
+}
+
+/// A present `null` means "no clock"; an absent field takes the default (see `default`).
+fn explicit_null<'de, D: Deserializer<'de>>(d: D) -> Result<Option<ClockConfig>, D::Error> {
+    Option::<ClockConfig>::deserialize(d)
+}
+
+impl CreateMatch {
+    pub fn new(game: &str) -> CreateMatch {
+        CreateMatch {
+            game: game.to_string(),
+            variant: None,
+            sets: default_sets(),
+            clock: default_clock(),
+            warnings_limit: default_warnings_limit(),
+            players: PerSeat::default(),
+        }
+    }
+}
+
+/// The time control of every set: both clocks are reset to `initial_ms` when a set starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClockConfig {
+    pub initial_ms: u64,
+    #[serde(default)]
+    pub increment_ms: u64,
+}
+
+impl Default for ClockConfig {
+    /// 15 minutes per player per set, no increment.
+    fn default() -> ClockConfig {
+        ClockConfig {
+            initial_ms: 15 * 60 * 1000,
+            increment_ms: 0,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Scope {
+    Set,
+    Round,
+}
+
+/// A seat, or a draw.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Winner {
+    P1,
+    P2,
+    Draw,
+}
+
+impl Winner {
+    pub fn seat(self) -> Option<Seat> {
+        match self {
+            Winner::P1 => Some(Seat::P1),
+            Winner::P2 => Some(Seat::P2),
+            Winner::Draw => None,
+        }
+    }
+
+    pub fn from_seat(seat: Option<Seat>) -> Winner {
+        match seat {
+            Some(Seat::P1) => Winner::P1,
+            Some(Seat::P2) => Winner::P2,
+            None => Winner::Draw,
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Server to client
+
+/// Every message the server sends.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ServerMessage {
+    Welcome {
+        protocol: u32,
+        session: String,
+        identity: Identity,
+        server_time_ms: u64,
+    },
+    Pong {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        re: Option<Value>,
+        server_time_ms: u64,
+    },
+    MatchCreated {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        re: Option<Value>,
+        #[serde(rename = "match")]
+        match_id: String,
+        seat_tokens: PerSeat<String>,
+        arbiter_token: String,
+    },
+    Matches {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        re: Option<Value>,
+        matches: Vec<MatchSummary>,
+    },
+    /// The whole truth about a match, sent on join and watch.
+    State(Box<MatchState>),
+    /// One change, numbered without gaps.
+    Event(Box<EventFrame>),
+    /// An action was accepted; `seq` is the number of the last event it produced.
+    Ack {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        re: Option<Value>,
+        #[serde(rename = "match", default, skip_serializing_if = "Option::is_none")]
+        match_id: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        seq: Option<u64>,
+    },
+    Error(ErrorReply),
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Identity {
+    pub kind: IdentityKind,
+    #[serde(default)]
+    pub name: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IdentityKind {
+    Guest,
+    Player,
+    Bot,
+    Arbiter,
+    Organizer,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ErrorReply {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub re: Option<Value>,
+    pub code: ErrorCode,
+    pub message: String,
+    #[serde(rename = "match", default, skip_serializing_if = "Option::is_none")]
+    pub match_id: Option<String>,
+    /// For `illegal_move`: the rule the move breaks (`occupied`, `ccw_in_tr`, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
+}
+
+/// The stable error codes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    BadRequest,
+    UnsupportedProtocol,
+    Unauthorized,
+    Forbidden,
+    UnknownMatch,
+    NotYourTurn,
+    IllegalMove,
+    /// The opponent has not pressed the clock yet.
+    PressFirst,
+    /// A press before the move is complete.
+    MoveIncomplete,
+    /// No set is being played.
+    SetOver,
+    /// The clocks are paused by the arbiter; play waits.
+    Paused,
+    RateLimited,
+    TooLarge,
+    Internal,
+}
+
+impl ErrorCode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::BadRequest => "bad_request",
+            ErrorCode::UnsupportedProtocol => "unsupported_protocol",
+            ErrorCode::Unauthorized => "unauthorized",
+            ErrorCode::Forbidden => "forbidden",
+            ErrorCode::UnknownMatch => "unknown_match",
+            ErrorCode::NotYourTurn => "not_your_turn",
+            ErrorCode::IllegalMove => "illegal_move",
+            ErrorCode::PressFirst => "press_first",
+            ErrorCode::MoveIncomplete => "move_incomplete",
+            ErrorCode::SetOver => "set_over",
+            ErrorCode::Paused => "paused",
+            ErrorCode::RateLimited => "rate_limited",
+            ErrorCode::TooLarge => "too_large",
+            ErrorCode::Internal => "internal",
+        }
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MatchStatus {
+    /// Before the first set.
+    Waiting,
+    Playing,
+    BetweenSets,
+    Finished,
+}
+
+/// One line of the match list.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MatchSummary {
+    #[serde(rename = "match")]
+    pub match_id: String,
+    pub game: String,
+    pub variant: String,
+    pub players: PerSeat<String>,
+    pub status: MatchStatus,
+    pub set: u8,
+    pub set_points: PerSeat<Points>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PlayerInfo {
+    pub name: String,
+    pub connected: bool,
+    /// Has sent `ready` for the next set.
+    #[serde(default)]
+    pub ready: bool,
+}
+
+/// The clocks at one moment. `running` is the seat whose time is going down.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Clocks {
+    pub p1_ms: u64,
+    pub p2_ms: u64,
+    pub running: Option<Seat>,
+    pub paused: bool,
+    pub server_time_ms: u64,
+}
+
+impl Clocks {
+    pub fn remaining(&self, seat: Seat) -> u64 {
+        match seat {
+            Seat::P1 => self.p1_ms,
+            Seat::P2 => self.p2_ms,
+        }
+    }
+}
+
+/// A finished set, as `set_ended` reports it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SetResult {
+    pub set: u8,
+    pub first_mover: Seat,
+    /// From the set's first mover's side: `1-0`, `0-1`, `1/2-1/2`.
+    pub result: String,
+    pub winner: Option<Seat>,
+    /// five, double_five, opponent_five, full_board, goal, captures, move_limit, time, resign,
+    /// arbiter.
+    pub reason: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RoundResult {
+    pub winner: Winner,
+    pub set_points: PerSeat<Points>,
+    pub points: PerSeat<Points>,
+    /// sets, warnings, arbiter.
+    pub reason: String,
+}
+
+/// A move placed or turned but not yet complete or pressed (Pentago).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Pending {
+    pub seat: Seat,
+    pub cell: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quadrant: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dir: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PositionView {
+    /// The seat to act, while a set is being played.
+    pub to_move: Option<Seat>,
+    /// The set's first mover: black in Pentago, White in Pente, the pawn from e1 in Quoridor.
+    pub first_mover: Option<Seat>,
+    /// Completed moves of the current set, in notation.
+    pub moves: Vec<String>,
+    /// A placement (and turn) made but not yet pressed.
+    pub pending: Option<Pending>,
+    /// The seat whose completed move waits for the clock press.
+    pub awaiting_press: Option<Seat>,
+    /// Game-specific picture of the board; see docs/protocol.md.
+    pub board: Value,
+    /// The legal moves of the seat to act, when the client asked for them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub legal_moves: Option<Vec<String>>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MatchState {
+    #[serde(rename = "match")]
+    pub match_id: String,
+    pub seq: u64,
+    pub game: String,
+    pub variant: String,
+    pub sets_max: u8,
+    pub clock: Option<ClockConfig>,
+    pub warnings_limit: u8,
+    pub players: PerSeat<PlayerInfo>,
+    pub status: MatchStatus,
+    pub set: u8,
+    pub sets: Vec<SetResult>,
+    pub set_points: PerSeat<Points>,
+    pub warnings: PerSeat<u8>,
+    pub round: Option<RoundResult>,
+    pub paused: bool,
+    pub position: PositionView,
+    pub clocks: Option<Clocks>,
+    /// The reader's own role in this match: `p1`, `p2`, `arbiter` or `spectator`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub you: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EventFrame {
+    #[serde(rename = "match")]
+    pub match_id: String,
+    pub seq: u64,
+    pub event: Event,
+    pub clocks: Option<Clocks>,
+}
+
+/// What happened. The kinds and fields of the contract are fixed; others are extensions.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Event {
+    SetStarted {
+        set: u8,
+        first_mover: Seat,
+    },
+    Placed {
+        seat: Seat,
+        cell: String,
+    },
+    Rotated {
+        seat: Seat,
+        quadrant: String,
+        dir: String,
+    },
+    /// A completed move in notation, however it was sent.
+    Moved {
+        seat: Seat,
+        #[serde(rename = "move")]
+        mv: String,
+    },
+    Pressed {
+        seat: Seat,
+    },
+    SetEnded(SetResult),
+    Warning {
+        seat: Seat,
+        count: u8,
+        reason: String,
+    },
+    RoundEnded(RoundResult),
+    Paused,
+    Resumed,
+    ClockAdjusted {
+        seat: Seat,
+        delta_ms: i64,
+    },
+    Claim {
+        seat: Seat,
+        text: String,
+    },
+    PlayerConnected {
+        seat: Seat,
+    },
+    PlayerDisconnected {
+        seat: Seat,
+    },
+    /// A player is ready for the next set (extension).
+    Ready {
+        seat: Seat,
+    },
+    /// The arbiter's decision, with its reason, before the `set_ended` or `round_ended` it
+    /// causes (extension: the record keeps every arbiter act with its reason).
+    Declared {
+        scope: Scope,
+        winner: Winner,
+        reason: String,
+    },
+}
+
+impl Event {
+    /// The `kind` name.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Event::SetStarted { .. } => "set_started",
+            Event::Placed { .. } => "placed",
+            Event::Rotated { .. } => "rotated",
+            Event::Moved { .. } => "moved",
+            Event::Pressed { .. } => "pressed",
+            Event::SetEnded(_) => "set_ended",
+            Event::Warning { .. } => "warning",
+            Event::RoundEnded(_) => "round_ended",
+            Event::Paused => "paused",
+            Event::Resumed => "resumed",
+            Event::ClockAdjusted { .. } => "clock_adjusted",
+            Event::Claim { .. } => "claim",
+            Event::PlayerConnected { .. } => "player_connected",
+            Event::PlayerDisconnected { .. } => "player_disconnected",
+            Event::Ready { .. } => "ready",
+            Event::Declared { .. } => "declared",
+        }
+    }
+}
+
+/// Reads a client frame, with an error message that names the problem.
+pub fn parse_client_frame(text: &str) -> Result<ClientFrame, (Option<Value>, String)> {
+    let value: Value =
+        serde_json::from_str(text).map_err(|e| (None, format!("malformed JSON: {e}")))?;
+    let Value::Object(object) = &value else {
+        return Err((None, "a message must be a JSON object".to_string()));
+    };
+    let id = object.get("id").cloned();
+    if let Some(id) = &id {
+        if !(id.is_string() || id.is_number()) {
+            return Err((None, "`id` must be a string or a number".to_string()));
+        }
+    }
+    match object.get("type") {
+        None => return Err((id, "missing field `type`".to_string())),
+        Some(Value::String(kind)) if !ClientMessage::TYPES.contains(&kind.as_str()) => {
+            return Err((id, format!("unknown message type {kind:?}")));
+        }
+        Some(Value::String(_)) => {}
+        Some(_) => return Err((id, "`type` must be a string".to_string())),
+    }
+    serde_json::from_value(value).map_err(|e| (id, e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn create_match_defaults_and_explicit_null_clock() {
+        let frame = parse_client_frame(r#"{"type":"create_match","game":"pentago"}"#).unwrap();
+        let ClientMessage::CreateMatch(create) = frame.message else {
+            panic!("{frame:?}")
+        };
+        assert_eq!(create.sets, 3);
+        assert_eq!(create.warnings_limit, 3);
+        assert_eq!(create.clock, Some(ClockConfig::default()));
+
+        let frame = parse_client_frame(r#"{"type":"create_match","game":"quoridor","clock":null}"#)
+            .unwrap();
+        let ClientMessage::CreateMatch(create) = frame.message else {
+            panic!("{frame:?}")
+        };
+        assert_eq!(create.clock, None);
+    }
+
+    #[test]
+    fn ids_come_back_and_errors_name_the_problem() {
+        let frame = parse_client_frame(r#"{"type":"press","match":"m1","id":7}"#).unwrap();
+        assert_eq!(frame.id, Some(json!(7)));
+        assert_eq!(
+            frame.message,
+            ClientMessage::Press {
+                match_id: "m1".into()
+            }
+        );
+        let (id, message) =
+            parse_client_frame(r#"{"type":"place","match":"m1","id":"a"}"#).unwrap_err();
+        assert_eq!(id, Some(json!("a")));
+        assert!(message.contains("cell"), "{message}");
+        let (_, message) = parse_client_frame(r#"{"type":"teleport"}"#).unwrap_err();
+        assert!(message.contains("teleport"), "{message}");
+        let (_, message) = parse_client_frame("[1,2]").unwrap_err();
+        assert!(message.contains("object"), "{message}");
+        assert!(parse_client_frame("{")
+            .unwrap_err()
+            .1
+            .contains("malformed JSON"));
+    }
+
+    #[test]
+    fn move_press_defaults_to_true() {
+        let frame = parse_client_frame(r#"{"type":"move","match":"m","move":"d4ne"}"#).unwrap();
+        assert!(matches!(
+            frame.message,
+            ClientMessage::Move { press: true, .. }
+        ));
+    }
+
+    #[test]
+    fn points_are_written_as_plain_numbers() {
+        let points = PerSeat::new(Points { halves: 4 }, Points::HALF);
+        assert_eq!(
+            serde_json::to_value(points).unwrap(),
+            json!({"p1": 2, "p2": 0.5})
+        );
+        let back: PerSeat<Points> = serde_json::from_value(json!({"p1": 2, "p2": 0.5})).unwrap();
+        assert_eq!(back, points);
+    }
+
+    #[test]
+    fn events_are_tagged_by_kind() {
+        let event = Event::SetEnded(SetResult {
+            set: 2,
+            first_mover: Seat::P2,
+            result: "1-0".into(),
+            winner: Some(Seat::P2),
+            reason: "five".into(),
+        });
+        assert_eq!(
+            serde_json::to_value(&event).unwrap(),
+            json!({"kind":"set_ended","set":2,"first_mover":"p2","result":"1-0","winner":"p2","reason":"five"})
+        );
+        let moved = Event::Moved {
+            seat: Seat::P1,
+            mv: "d4ne".into(),
+        };
+        assert_eq!(
+            serde_json::to_value(&moved).unwrap(),
+            json!({"kind":"moved","seat":"p1","move":"d4ne"})
+        );
+    }
+}

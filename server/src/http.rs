@@ -1,0 +1,71 @@
+//! The HTTP side: `/ws` (the WebSocket protocol), `/healthz`, and read-only JSON under `/api`.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use axum::extract::ws::WebSocketUpgrade;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use hakem_protocol::MAX_FRAME_BYTES;
+use serde_json::json;
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+
+use crate::room::RoomCommand;
+use crate::{session, App};
+
+pub fn router(app: Arc<App>) -> Router {
+    Router::new()
+        .route("/ws", get(websocket))
+        .route("/healthz", get(|| async { Json(json!({"status": "ok"})) }))
+        .route("/api/matches", get(list_matches))
+        .route("/api/matches/{id}", get(match_state))
+        .with_state(app)
+}
+
+async fn websocket(ws: WebSocketUpgrade, State(app): State<Arc<App>>) -> Response {
+    // Frames up to 4x the protocol limit are read so that an oversized one gets a `too_large`
+    // reply instead of a dropped connection; anything bigger is cut off by the socket layer.
+    ws.max_message_size(4 * MAX_FRAME_BYTES)
+        .max_frame_size(4 * MAX_FRAME_BYTES)
+        .on_upgrade(move |socket| session::serve(socket, app))
+}
+
+async fn list_matches(State(app): State<Arc<App>>) -> Response {
+    Json(json!({ "matches": app.summaries() })).into_response()
+}
+
+async fn match_state(Path(id): Path<String>, State(app): State<Arc<App>>) -> Response {
+    let not_found = || {
+        (
+            StatusCode::NOT_FOUND,
+            Json(json!({"code": "unknown_match", "message": format!("no match {id:?}")})),
+        )
+            .into_response()
+    };
+    let Some(room) = app.room(&id) else {
+        return not_found();
+    };
+    let (reply, answer) = oneshot::channel();
+    if room.tx.send(RoomCommand::Snapshot { reply }).await.is_err() {
+        return not_found();
+    }
+    match answer.await {
+        Ok(state) => Json(state).into_response(),
+        Err(_) => not_found(),
+    }
+}
+
+/// Serves until `shutdown` completes.
+pub async fn serve(
+    listener: TcpListener,
+    app: Arc<App>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    axum::serve(listener, router(app))
+        .with_graceful_shutdown(shutdown)
+        .await
+}

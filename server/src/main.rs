@@ -1,0 +1,90 @@
+//! `hakem-server`: the match server binary.
+
+use std::net::SocketAddr;
+
+use clap::Parser;
+use tracing_subscriber::EnvFilter;
+
+#[derive(Parser)]
+#[command(
+    name = "hakem-server",
+    version,
+    about = "The hakem tournament game server"
+)]
+struct Args {
+    /// Address to listen on; port 0 picks a free port (printed when ready).
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    listen: SocketAddr,
+    /// The organizer's token. Without one the server makes one and prints it.
+    #[arg(long, env = "HAKEM_ADMIN_TOKEN", hide_env_values = true)]
+    admin_token: Option<String>,
+    /// Log lines as JSON objects.
+    #[arg(long)]
+    log_json: bool,
+}
+
+#[tokio::main]
+async fn main() -> std::process::ExitCode {
+    let args = Args::parse();
+    let filter = EnvFilter::try_from_env("HAKEM_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
+    let logs = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    if args.log_json {
+        logs.json().init();
+    } else {
+        logs.init();
+    }
+
+    let admin_token = match args.admin_token {
+        Some(token) if !token.is_empty() => token,
+        _ => {
+            let token = hakem_server::tokens::new_token();
+            eprintln!("hakem-server organizer token: {token}");
+            token
+        }
+    };
+    let listener = match tokio::net::TcpListener::bind(args.listen).await {
+        Ok(listener) => listener,
+        Err(e) => {
+            eprintln!("hakem-server: cannot listen on {}: {e}", args.listen);
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    let addr = listener.local_addr().unwrap_or(args.listen);
+    let app = hakem_server::App::new(admin_token);
+    println!("hakem-server listening on http://{addr}");
+    tracing::info!(%addr, "listening");
+    match hakem_server::http::serve(listener, app, shutdown_signal()).await {
+        Ok(()) => {
+            tracing::info!("shut down");
+            std::process::ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("hakem-server: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+/// Ctrl-C or SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term => {},
+    }
+}

@@ -1,0 +1,530 @@
+//! A match room: one tokio task that owns a match's [`Round`], receives commands on a channel,
+//! numbers every event (`seq`, without gaps), and sends it to players, arbiter and spectators.
+//! The room arms a timer for the running clock and ends a set on time by itself.
+
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use axum::extract::ws::Utf8Bytes;
+use hakem_protocol::{
+    ErrorCode, ErrorReply, Event, EventFrame, MatchState, MatchSummary, PerSeat, PlayerInfo,
+    PositionView, Seat, ServerMessage,
+};
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot, Notify};
+use tokio::time::Instant;
+
+use crate::clock::Millis;
+use crate::round::{Command, MatchConfig, Refusal, Round};
+use crate::tokens::{same_token, Token};
+use crate::view;
+
+/// A connection, as rooms know it.
+pub type ConnId = u64;
+
+/// Commands waiting for a room; a full queue makes senders wait, never drops a move.
+const ROOM_QUEUE: usize = 256;
+
+/// The way to a connection's socket: a bounded queue of frames. A connection whose queue is
+/// full is not read fast enough; it is told to close rather than slowing the room.
+#[derive(Clone, Debug)]
+pub struct Outbox {
+    tx: mpsc::Sender<Utf8Bytes>,
+    kill: Arc<Notify>,
+}
+
+impl Outbox {
+    pub fn new(tx: mpsc::Sender<Utf8Bytes>, kill: Arc<Notify>) -> Outbox {
+        Outbox { tx, kill }
+    }
+
+    /// Queues a frame; false when the connection is gone or too slow (and is then told to close).
+    pub fn send(&self, frame: Utf8Bytes) -> bool {
+        match self.tx.try_send(frame) {
+            Ok(()) => true,
+            Err(mpsc::error::TrySendError::Full(_)) => {
+                self.kill.notify_one();
+                false
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => false,
+        }
+    }
+
+    pub fn send_message(&self, message: &ServerMessage) -> bool {
+        self.send(encode(message))
+    }
+}
+
+/// Serializes a server message once, to be shared by every recipient.
+pub fn encode(message: &ServerMessage) -> Utf8Bytes {
+    // These types always serialize; an empty frame would only mean a bug in them.
+    Utf8Bytes::from(serde_json::to_string(message).unwrap_or_default())
+}
+
+/// How a connection enters a room.
+#[derive(Debug)]
+pub enum Credential {
+    Seat(String),
+    Arbiter(String),
+    Spectator,
+}
+
+/// What a member may do in a room.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    Player(Seat),
+    Arbiter,
+    Spectator,
+}
+
+impl Role {
+    fn as_str(self) -> &'static str {
+        match self {
+            Role::Player(seat) => seat.as_str(),
+            Role::Arbiter => "arbiter",
+            Role::Spectator => "spectator",
+        }
+    }
+}
+
+/// A request to the room from a connection (or from the HTTP API).
+#[derive(Debug)]
+pub enum RoomCommand {
+    Join {
+        conn: ConnId,
+        credential: Credential,
+        since_seq: Option<u64>,
+        legal_moves: bool,
+        outbox: Outbox,
+        re: Option<Value>,
+    },
+    Leave {
+        conn: ConnId,
+        re: Option<Value>,
+    },
+    /// The connection closed.
+    Gone {
+        conn: ConnId,
+    },
+    /// A player or arbiter action; the seat comes from the member's role.
+    Act {
+        conn: ConnId,
+        action: Action,
+        outbox: Outbox,
+        re: Option<Value>,
+    },
+    /// A spectator's view of the whole state.
+    Snapshot {
+        reply: oneshot::Sender<MatchState>,
+    },
+}
+
+/// An action as a member sends it, before the room knows the seat.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Action {
+    Place(String),
+    Rotate(String, String),
+    Move(String, bool),
+    Press,
+    Ready,
+    Resign,
+    Claim(String),
+    Arbiter(Command),
+}
+
+/// The handle by which the rest of the server reaches a room.
+#[derive(Clone, Debug)]
+pub struct RoomHandle {
+    pub tx: mpsc::Sender<RoomCommand>,
+    pub summary: Arc<RwLock<MatchSummary>>,
+}
+
+impl RoomHandle {
+    pub fn summary(&self) -> MatchSummary {
+        match self.summary.read() {
+            Ok(summary) => summary.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+}
+
+/// The tokens of a match.
+pub struct Tokens {
+    pub seats: PerSeat<Token>,
+    pub arbiter: Token,
+}
+
+struct Member {
+    role: Role,
+    outbox: Outbox,
+    legal_moves: bool,
+}
+
+pub struct Room {
+    id: String,
+    round: Round,
+    tokens: Tokens,
+    seq: u64,
+    /// Every event frame so far, for clients that re-join with `since_seq`.
+    log: Vec<Utf8Bytes>,
+    members: HashMap<ConnId, Member>,
+    /// Live connections per seat, to announce connects and disconnects once.
+    seat_connections: PerSeat<u32>,
+    epoch: Instant,
+    summary: Arc<RwLock<MatchSummary>>,
+    rx: mpsc::Receiver<RoomCommand>,
+}
+
+/// Starts a room task for a new match and returns its handle.
+pub fn spawn(id: String, config: MatchConfig, tokens: Tokens) -> RoomHandle {
+    let (tx, rx) = mpsc::channel(ROOM_QUEUE);
+    let round = Round::new(config);
+    let summary = Arc::new(RwLock::new(summary_of(&id, &round)));
+    let room = Room {
+        id,
+        round,
+        tokens,
+        seq: 0,
+        log: Vec::new(),
+        members: HashMap::new(),
+        seat_connections: PerSeat::default(),
+        epoch: Instant::now(),
+        summary: summary.clone(),
+        rx,
+    };
+    tokio::spawn(room.run());
+    RoomHandle { tx, summary }
+}
+
+fn summary_of(id: &str, round: &Round) -> MatchSummary {
+    let config = round.config();
+    MatchSummary {
+        match_id: id.to_string(),
+        game: config.game.as_str().to_string(),
+        variant: config.variant.to_string(),
+        players: config.players.clone(),
+        status: round.status(),
+        set: round.set_no(),
+        set_points: round.set_points(),
+    }
+}
+
+fn wall_clock_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+impl Room {
+    async fn run(mut self) {
+        loop {
+            let deadline = self
+                .round
+                .clock_deadline()
+                .map(|ms| self.epoch + Duration::from_millis(ms));
+            tokio::select! {
+                command = self.rx.recv() => match command {
+                    Some(command) => self.on_command(command),
+                    None => break,
+                },
+                _ = sleep_until(deadline), if deadline.is_some() => {
+                    self.run_command(None, Command::Flag, None);
+                }
+            }
+        }
+    }
+
+    /// Milliseconds since the room started, on tokio's clock (paused in tests).
+    fn now(&self) -> Millis {
+        self.epoch.elapsed().as_millis() as Millis
+    }
+
+    fn on_command(&mut self, command: RoomCommand) {
+        match command {
+            RoomCommand::Join {
+                conn,
+                credential,
+                since_seq,
+                legal_moves,
+                outbox,
+                re,
+            } => self.join(conn, credential, since_seq, legal_moves, outbox, re),
+            RoomCommand::Leave { conn, re } => {
+                self.remove_member(conn);
+                // The member's own outbox is gone from the room; the session acknowledges.
+                let _ = re;
+            }
+            RoomCommand::Gone { conn } => self.remove_member(conn),
+            RoomCommand::Act {
+                conn,
+                action,
+                outbox,
+                re,
+            } => self.act(conn, action, &outbox, re),
+            RoomCommand::Snapshot { reply } => {
+                let _ = reply.send(self.state(Role::Spectator, false));
+            }
+        }
+    }
+
+    fn join(
+        &mut self,
+        conn: ConnId,
+        credential: Credential,
+        since_seq: Option<u64>,
+        legal_moves: bool,
+        outbox: Outbox,
+        re: Option<Value>,
+    ) {
+        let role = match credential {
+            Credential::Spectator => Role::Spectator,
+            Credential::Arbiter(token) => {
+                if !same_token(&self.tokens.arbiter, &token) {
+                    self.refuse(&outbox, re, ErrorCode::Unauthorized, "wrong arbiter token");
+                    return;
+                }
+                Role::Arbiter
+            }
+            Credential::Seat(token) => {
+                match Seat::BOTH
+                    .into_iter()
+                    .find(|&seat| same_token(self.tokens.seats.get(seat), &token))
+                {
+                    Some(seat) => Role::Player(seat),
+                    None => {
+                        self.refuse(&outbox, re, ErrorCode::Unauthorized, "wrong seat token");
+                        return;
+                    }
+                }
+            }
+        };
+        // A second join from the same connection replaces the first.
+        self.remove_member(conn);
+        self.members.insert(
+            conn,
+            Member {
+                role,
+                outbox: outbox.clone(),
+                legal_moves,
+            },
+        );
+        match since_seq {
+            Some(since) if since <= self.seq => {
+                for frame in &self.log[since as usize..] {
+                    outbox.send(frame.clone());
+                }
+            }
+            _ => {
+                let state = self.state(role, legal_moves);
+                outbox.send_message(&ServerMessage::State(Box::new(state)));
+            }
+        }
+        if let Role::Player(seat) = role {
+            let count = self.seat_connections.get_mut(seat);
+            *count += 1;
+            if *count == 1 {
+                self.run_command(None, Command::Connected { seat }, None);
+            }
+        }
+        if re.is_some() {
+            outbox.send_message(&ServerMessage::Ack {
+                re,
+                match_id: Some(self.id.clone()),
+                seq: Some(self.seq),
+            });
+        }
+    }
+
+    fn remove_member(&mut self, conn: ConnId) {
+        let Some(member) = self.members.remove(&conn) else {
+            return;
+        };
+        if let Role::Player(seat) = member.role {
+            let count = self.seat_connections.get_mut(seat);
+            *count = count.saturating_sub(1);
+            if *count == 0 {
+                self.run_command(None, Command::Disconnected { seat }, None);
+            }
+        }
+    }
+
+    fn act(&mut self, conn: ConnId, action: Action, outbox: &Outbox, re: Option<Value>) {
+        let role = self.members.get(&conn).map(|member| member.role);
+        let refusal = match (role, action) {
+            (Some(Role::Arbiter), Action::Arbiter(command)) => {
+                return self.run_command(Some(outbox), command, re);
+            }
+            (Some(Role::Player(seat)), action) => match player_command(seat, action) {
+                Some(command) => return self.run_command(Some(outbox), command, re),
+                None => "only the arbiter can do that",
+            },
+            (None, _) => "join or watch the match first",
+            (Some(Role::Arbiter), _) => "the arbiter does not play",
+            (Some(Role::Spectator), _) => "spectators can only watch",
+        };
+        self.refuse(outbox, re, ErrorCode::Forbidden, refusal);
+    }
+
+    /// Runs a command through the round; broadcasts its events, or tells the sender why not.
+    fn run_command(&mut self, sender: Option<&Outbox>, command: Command, re: Option<Value>) {
+        let now = self.now();
+        match self.round.handle(command, now) {
+            Ok(events) => {
+                let server_time_ms = wall_clock_ms();
+                for event in events {
+                    self.broadcast(event, now, server_time_ms);
+                }
+                self.publish_summary();
+                self.send_turn_states();
+                if let (Some(outbox), Some(_)) = (sender, &re) {
+                    outbox.send_message(&ServerMessage::Ack {
+                        re,
+                        match_id: Some(self.id.clone()),
+                        seq: Some(self.seq),
+                    });
+                }
+            }
+            Err(refusal) => {
+                if let Some(outbox) = sender {
+                    self.send_refusal(outbox, re, refusal);
+                }
+            }
+        }
+    }
+
+    fn broadcast(&mut self, event: Event, now: Millis, server_time_ms: u64) {
+        self.seq += 1;
+        let frame = encode(&ServerMessage::Event(Box::new(EventFrame {
+            match_id: self.id.clone(),
+            seq: self.seq,
+            event,
+            clocks: self.round.clocks(now, server_time_ms),
+        })));
+        self.log.push(frame.clone());
+        let mut dropped = Vec::new();
+        for (&conn, member) in &self.members {
+            if !member.outbox.send(frame.clone()) {
+                dropped.push(conn);
+            }
+        }
+        for conn in dropped {
+            self.remove_member(conn);
+        }
+    }
+
+    /// Members who asked for legal moves get a fresh `state` (with them) when it is their turn,
+    /// so that a bot without a rules engine can play.
+    fn send_turn_states(&self) {
+        let (Some(mover), None) = (self.round.to_move(), self.round.awaiting_press()) else {
+            return;
+        };
+        for member in self.members.values() {
+            if member.legal_moves && member.role == Role::Player(mover) {
+                let state = self.state(member.role, true);
+                member
+                    .outbox
+                    .send_message(&ServerMessage::State(Box::new(state)));
+            }
+        }
+    }
+
+    fn publish_summary(&self) {
+        let summary = summary_of(&self.id, &self.round);
+        match self.summary.write() {
+            Ok(mut slot) => *slot = summary,
+            Err(poisoned) => *poisoned.into_inner() = summary,
+        }
+    }
+
+    fn refuse(&self, outbox: &Outbox, re: Option<Value>, code: ErrorCode, message: &str) {
+        self.send_refusal(outbox, re, Refusal::new(code, message));
+    }
+
+    fn send_refusal(&self, outbox: &Outbox, re: Option<Value>, refusal: Refusal) {
+        outbox.send_message(&ServerMessage::Error(ErrorReply {
+            re,
+            code: refusal.code,
+            message: refusal.message,
+            match_id: Some(self.id.clone()),
+            rule: refusal.rule.map(str::to_string),
+        }));
+    }
+
+    /// The whole truth, as `role` sees it.
+    fn state(&self, role: Role, with_legal_moves: bool) -> MatchState {
+        let round = &self.round;
+        let config = round.config();
+        let now = self.now();
+        let connected = round.connected();
+        let ready = round.ready();
+        let player = |seat: Seat| PlayerInfo {
+            name: config.players.get(seat).clone(),
+            connected: *connected.get(seat),
+            ready: *ready.get(seat),
+        };
+        let to_move = round.to_move();
+        let legal_moves = match (with_legal_moves, role, to_move, round.position()) {
+            (true, Role::Player(seat), Some(mover), Some(position)) if seat == mover => {
+                Some(position.legal_moves())
+            }
+            (true, _, _, _) => Some(Vec::new()),
+            _ => None,
+        };
+        MatchState {
+            match_id: self.id.clone(),
+            seq: self.seq,
+            game: config.game.as_str().to_string(),
+            variant: config.variant.to_string(),
+            sets_max: config.sets,
+            clock: config.clock,
+            warnings_limit: config.warnings_limit,
+            players: PerSeat::new(player(Seat::P1), player(Seat::P2)),
+            status: round.status(),
+            set: round.set_no(),
+            sets: round.sets().to_vec(),
+            set_points: round.set_points(),
+            warnings: round.warnings(),
+            round: round.result().cloned(),
+            paused: round.is_paused(),
+            position: PositionView {
+                to_move,
+                first_mover: round.first_mover(),
+                moves: round.moves().to_vec(),
+                pending: round.pending(),
+                awaiting_press: round.awaiting_press(),
+                board: round
+                    .position()
+                    .map_or(Value::Null, |p| view::board(p, round.pending_placement())),
+                legal_moves,
+            },
+            clocks: round.clocks(now, wall_clock_ms()),
+            you: Some(role.as_str().to_string()),
+        }
+    }
+}
+
+/// A player's action as a round command for `seat`; `None` for an arbiter's action.
+fn player_command(seat: Seat, action: Action) -> Option<Command> {
+    Some(match action {
+        Action::Place(cell) => Command::Place { seat, cell },
+        Action::Rotate(quadrant, dir) => Command::Rotate {
+            seat,
+            quadrant,
+            dir,
+        },
+        Action::Move(mv, press) => Command::Move { seat, mv, press },
+        Action::Press => Command::Press { seat },
+        Action::Ready => Command::Ready { seat },
+        Action::Resign => Command::Resign { seat },
+        Action::Claim(text) => Command::Claim { seat, text },
+        Action::Arbiter(_) => return None,
+    })
+}
+
+async fn sleep_until(deadline: Option<Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline).await,
+        None => std::future::pending().await,
+    }
+}
