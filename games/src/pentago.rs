@@ -804,9 +804,9 @@ const LINES: [u64; 32] = {
     let mut s = 0;
     while s < 4 {
         let (df, dr) = steps[s];
-        let mut start = 0;
+        let mut start: i32 = 0;
         while start < 36 {
-            let (f0, r0) = ((start % 6) as i32, (start / 6) as i32);
+            let (f0, r0) = (start % 6, start / 6);
             let (f4, r4) = (f0 + 4 * df, r0 + 4 * dr);
             if f4 >= 0 && f4 < 6 && r4 < 6 {
                 let mut mask = 0u64;

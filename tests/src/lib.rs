@@ -1,1 +1,338 @@
-//! Harness
+//! Harness for black-box tests: starts the real `hakem-server` binary on a free port and talks
+//! to it with real WebSocket and HTTP clients.
+
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream as StdTcpStream;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{json, Value};
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+
+/// How long a test waits for a frame it expects.
+pub const PATIENCE: Duration = Duration::from_secs(10);
+
+/// A workspace binary, built by `cargo test --workspace` beside the test executables.
+pub fn binary(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().expect("test executable path");
+    // target/<profile>/deps/<test> -> target/<profile>/<name>
+    let dir = exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .expect("target directory");
+    let path = dir.join(name);
+    assert!(
+        path.exists(),
+        "{} is missing: run `cargo build --workspace` (cargo test --workspace builds it)",
+        path.display()
+    );
+    path
+}
+
+/// A running `hakem-server` process, killed when dropped.
+pub struct Server {
+    child: Child,
+    /// `127.0.0.1:PORT`
+    pub addr: String,
+}
+
+impl Server {
+    pub fn start() -> Server {
+        Server::start_with(&[])
+    }
+
+    pub fn start_with(args: &[&str]) -> Server {
+        let mut child = Command::new(binary("hakem-server"))
+            .args(["--listen", "127.0.0.1:0", "--admin-token", "organizer-secret"])
+            .args(args)
+            .env("HAKEM_LOG", "warn")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start hakem-server");
+        let stdout = child.stdout.take().expect("stdout");
+        let mut line = String::new();
+        BufReader::new(stdout)
+            .read_line(&mut line)
+            .expect("read the ready line");
+        let addr = line
+            .trim()
+            .strip_prefix("hakem-server listening on http://")
+            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+            .to_string();
+        Server { child, addr }
+    }
+
+    pub fn ws_url(&self) -> String {
+        format!("ws://{}/ws", self.addr)
+    }
+
+    /// A plain HTTP GET; returns the status code and the body.
+    pub fn get(&self, path: &str) -> (u16, String) {
+        let mut stream = StdTcpStream::connect(&self.addr).expect("connect for HTTP");
+        stream
+            .set_read_timeout(Some(PATIENCE))
+            .expect("read timeout");
+        write!(
+            stream,
+            "GET {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
+            self.addr
+        )
+        .expect("send request");
+        let mut response = String::new();
+        stream.read_to_string(&mut response).expect("read response");
+        let status = response
+            .split_whitespace()
+            .nth(1)
+            .and_then(|code| code.parse().ok())
+            .unwrap_or(0);
+        let body = response
+            .split_once("\r\n\r\n")
+            .map(|(_, body)| body.to_string())
+            .unwrap_or_default();
+        (status, body)
+    }
+
+    /// `GET` of a JSON document.
+    pub fn get_json(&self, path: &str) -> Value {
+        let (status, body) = self.get(path);
+        assert_eq!(status, 200, "GET {path}: {body}");
+        serde_json::from_str(&body).unwrap_or_else(|e| panic!("GET {path}: {e}: {body}"))
+    }
+
+    /// The match state through HTTP, without the parts that change with time alone.
+    pub fn match_state(&self, id: &str) -> Value {
+        let mut state = self.get_json(&format!("/api/matches/{id}"));
+        if let Some(object) = state.as_object_mut() {
+            object.remove("clocks");
+        }
+        state
+    }
+
+    /// Kills the process at once (SIGKILL).
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// The process id, for signals.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Waits for the process to exit and returns whether it exited successfully.
+    pub fn wait(&mut self) -> bool {
+        self.child.wait().map(|s| s.success()).unwrap_or(false)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// A WebSocket client that keeps every frame it has read but not yet consumed.
+pub struct Client {
+    ws: WebSocketStream<MaybeTlsStream<TcpStream>>,
+    inbox: VecDeque<Value>,
+    next_id: u64,
+    pub name: String,
+}
+
+impl Client {
+    /// Connects without saying hello.
+    pub async fn connect_raw(server: &Server, name: &str) -> Client {
+        let (ws, _) = tokio_tungstenite::connect_async(server.ws_url())
+            .await
+            .expect("WebSocket connect");
+        Client {
+            ws,
+            inbox: VecDeque::new(),
+            next_id: 1,
+            name: name.to_string(),
+        }
+    }
+
+    /// Connects and says hello (as a guest, or with `token`).
+    pub async fn connect(server: &Server, name: &str, token: Option<&str>) -> Client {
+        let mut client = Client::connect_raw(server, name).await;
+        let mut hello = json!({"type": "hello", "protocol": 1, "client": "blackbox/1"});
+        if let Some(token) = token {
+            hello["token"] = json!(token);
+        }
+        client.send(hello).await;
+        let welcome = client.next().await;
+        assert_eq!(welcome["type"], "welcome", "{}: {welcome}", client.name);
+        client
+    }
+
+    pub async fn send(&mut self, message: Value) {
+        self.send_text(message.to_string()).await;
+    }
+
+    pub async fn send_text(&mut self, text: String) {
+        self.ws
+            .send(Message::Text(text.into()))
+            .await
+            .expect("send a frame");
+    }
+
+    /// Reads one frame from the socket (not the inbox), or `None` when the socket closed.
+    async fn read(&mut self) -> Option<Value> {
+        self.read_within(PATIENCE).await
+    }
+
+    async fn read_within(&mut self, patience: Duration) -> Option<Value> {
+        loop {
+            let frame = tokio::time::timeout(patience, self.ws.next())
+                .await
+                .unwrap_or_else(|_| panic!("{}: no frame within {patience:?}", self.name));
+            match frame {
+                Some(Ok(Message::Text(text))) => {
+                    return Some(serde_json::from_str(text.as_str()).expect("JSON frame"))
+                }
+                Some(Ok(Message::Close(_))) | None | Some(Err(_)) => return None,
+                Some(Ok(_)) => continue,
+            }
+        }
+    }
+
+    /// The next frame, in order.
+    pub async fn next(&mut self) -> Value {
+        if let Some(frame) = self.inbox.pop_front() {
+            return frame;
+        }
+        let name = self.name.clone();
+        self.read()
+            .await
+            .unwrap_or_else(|| panic!("{name}: connection closed"))
+    }
+
+    /// The first frame (buffered or new) that satisfies `wanted`; frames before it stay
+    /// buffered, in order.
+    pub async fn find(&mut self, wanted: impl Fn(&Value) -> bool) -> Value {
+        if let Some(i) = self.inbox.iter().position(&wanted) {
+            return self.inbox.remove(i).expect("index in range");
+        }
+        loop {
+            let name = self.name.clone();
+            let frame = self
+                .read()
+                .await
+                .unwrap_or_else(|| panic!("{name}: connection closed while waiting"));
+            if wanted(&frame) {
+                return frame;
+            }
+            self.inbox.push_back(frame);
+        }
+    }
+
+    /// The next event of `kind`, dropping the frames before it.
+    pub async fn event(&mut self, kind: &str) -> Value {
+        loop {
+            let frame = self.next().await;
+            if frame["type"] == "event" && frame["event"]["kind"] == kind {
+                return frame;
+            }
+        }
+    }
+
+    /// Sends `message` with a fresh `id` and returns the direct reply (`ack`, `error`,
+    /// `match_created`, `matches`, `pong`), leaving other frames buffered.
+    pub async fn request(&mut self, mut message: Value) -> Value {
+        let id = format!("{}-{}", self.name, self.next_id);
+        self.next_id += 1;
+        message["id"] = json!(id);
+        self.send(message).await;
+        self.find(|frame| frame["re"] == json!(id)).await
+    }
+
+    /// Sends a request that must be refused with `code`; returns the error.
+    pub async fn refused(&mut self, message: Value, code: &str) -> Value {
+        let reply = self.request(message.clone()).await;
+        assert_eq!(reply["type"], "error", "{}: {message} -> {reply}", self.name);
+        assert_eq!(reply["code"], code, "{}: {message} -> {reply}", self.name);
+        assert!(
+            reply["message"].as_str().is_some_and(|m| !m.is_empty()),
+            "{reply}"
+        );
+        reply
+    }
+
+    /// Sends a request that must be accepted; returns the ack.
+    pub async fn accepted(&mut self, message: Value) -> Value {
+        let reply = self.request(message.clone()).await;
+        assert_eq!(reply["type"], "ack", "{}: {message} -> {reply}", self.name);
+        reply
+    }
+
+    /// Frames read so far and not consumed.
+    pub fn buffered(&self) -> impl Iterator<Item = &Value> {
+        self.inbox.iter()
+    }
+
+    /// Drops buffered frames.
+    pub fn clear(&mut self) {
+        self.inbox.clear();
+    }
+
+    /// Waits for the server to close the connection; returns the frames read before that.
+    pub async fn closed(&mut self) -> Vec<Value> {
+        let mut frames: Vec<Value> = self.inbox.drain(..).collect();
+        while let Some(frame) = self.read_within(3 * PATIENCE).await {
+            frames.push(frame);
+        }
+        frames
+    }
+
+    pub async fn close(mut self) {
+        let _ = self.ws.close(None).await;
+    }
+}
+
+/// A created match with its tokens.
+pub struct Match {
+    pub id: String,
+    pub p1: String,
+    pub p2: String,
+    pub arbiter: String,
+}
+
+/// Creates a match through `client` with the given `create_match` fields.
+pub async fn create_match(client: &mut Client, fields: Value) -> Match {
+    let mut message = json!({"type": "create_match"});
+    for (key, value) in fields.as_object().expect("fields object") {
+        message[key] = value.clone();
+    }
+    let reply = client.request(message).await;
+    assert_eq!(reply["type"], "match_created", "{reply}");
+    let text = |v: &Value| v.as_str().expect("string").to_string();
+    Match {
+        id: text(&reply["match"]),
+        p1: text(&reply["seat_tokens"]["p1"]),
+        p2: text(&reply["seat_tokens"]["p2"]),
+        arbiter: text(&reply["arbiter_token"]),
+    }
+}
+
+/// Two players seated in a new match; returns (p1, p2, match).
+pub async fn seated_pair(server: &Server, fields: Value) -> (Client, Client, Match) {
+    let mut p1 = Client::connect(server, "p1", None).await;
+    let m = create_match(&mut p1, fields).await;
+    let mut p2 = Client::connect(server, "p2", None).await;
+    let state = p1
+        .request(json!({"type": "join", "match": m.id, "seat_token": m.p1}))
+        .await;
+    assert_eq!(state["type"], "ack", "{state}");
+    let state = p2
+        .request(json!({"type": "join", "match": m.id, "seat_token": m.p2}))
+        .await;
+    assert_eq!(state["type"], "ack", "{state}");
+    (p1, p2, m)
+}
