@@ -48,7 +48,12 @@ impl Server {
 
     pub fn start_with(args: &[&str]) -> Server {
         let mut child = Command::new(binary("hakem-server"))
-            .args(["--listen", "127.0.0.1:0", "--admin-token", "organizer-secret"])
+            .args([
+                "--listen",
+                "127.0.0.1:0",
+                "--admin-token",
+                "organizer-secret",
+            ])
             .args(args)
             .env("HAKEM_LOG", "warn")
             .stdout(Stdio::piped())
@@ -256,7 +261,11 @@ impl Client {
     /// Sends a request that must be refused with `code`; returns the error.
     pub async fn refused(&mut self, message: Value, code: &str) -> Value {
         let reply = self.request(message.clone()).await;
-        assert_eq!(reply["type"], "error", "{}: {message} -> {reply}", self.name);
+        assert_eq!(
+            reply["type"], "error",
+            "{}: {message} -> {reply}",
+            self.name
+        );
         assert_eq!(reply["code"], code, "{}: {message} -> {reply}", self.name);
         assert!(
             reply["message"].as_str().is_some_and(|m| !m.is_empty()),

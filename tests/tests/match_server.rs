@@ -25,7 +25,11 @@ async fn start_set(p1: &mut Client, p2: &mut Client, m: &str) -> Value {
 async fn play_set(first: &mut Client, second: &mut Client, m: &str, moves: &str) -> Value {
     let list: Vec<&str> = moves.split_whitespace().collect();
     for (i, mv) in list.iter().enumerate() {
-        let mover = if i % 2 == 0 { &mut *first } else { &mut *second };
+        let mover = if i % 2 == 0 {
+            &mut *first
+        } else {
+            &mut *second
+        };
         mover
             .accepted(json!({"type": "move", "match": m, "move": mv}))
             .await;
@@ -37,14 +41,19 @@ async fn play_set(first: &mut Client, second: &mut Client, m: &str, moves: &str)
 }
 
 fn seat_of_first_mover(set_started: &Value) -> &str {
-    set_started["event"]["first_mover"].as_str().expect("first mover")
+    set_started["event"]["first_mover"]
+        .as_str()
+        .expect("first mover")
 }
 
 #[tokio::test]
 async fn a_pentago_round_won_2_0_skips_the_third_set() {
     let server = Server::start();
-    let (mut p1, mut p2, m) =
-        seated_pair(&server, json!({"game": "pentago", "players": {"p1": "Ayşe Yılmaz", "p2": "Bora Kaya"}})).await;
+    let (mut p1, mut p2, m) = seated_pair(
+        &server,
+        json!({"game": "pentago", "players": {"p1": "Ayşe Yılmaz", "p2": "Bora Kaya"}}),
+    )
+    .await;
     let mut spectator = Client::connect(&server, "spectator", None).await;
     let state = spectator
         .request(json!({"type": "watch", "match": m.id}))
@@ -133,11 +142,24 @@ async fn a_round_with_a_drawn_set_is_decided_by_set_points() {
 async fn a_quoridor_set_and_a_pente_set_play_to_the_end_through_move() {
     let server = Server::start();
     for (game, variant, moves, reason) in [
-        ("quoridor", "standard", "e2 e8 e3 a1h e4 c1h e5 g1h e6 a3h e7 h3h e9", "goal"),
-        ("pente", "tournament", "K10 A1 N10 A3 L10 A5 M10 A7 O10", "five"),
+        (
+            "quoridor",
+            "standard",
+            "e2 e8 e3 a1h e4 c1h e5 g1h e6 a3h e7 h3h e9",
+            "goal",
+        ),
+        (
+            "pente",
+            "tournament",
+            "K10 A1 N10 A3 L10 A5 M10 A7 O10",
+            "five",
+        ),
     ] {
-        let (mut p1, mut p2, m) =
-            seated_pair(&server, json!({"game": game, "variant": variant, "sets": 1})).await;
+        let (mut p1, mut p2, m) = seated_pair(
+            &server,
+            json!({"game": game, "variant": variant, "sets": 1}),
+        )
+        .await;
         start_set(&mut p1, &mut p2, &m.id).await;
         let ended = play_set(&mut p1, &mut p2, &m.id, moves).await;
         assert_eq!(
@@ -166,25 +188,37 @@ async fn the_turn_passes_only_at_the_press() {
     // Pressing before any move.
     p1.refused(json!({"type": "press", "match": id}), "move_incomplete")
         .await;
-    p2.refused(json!({"type": "place", "match": id, "cell": "a1"}), "not_your_turn")
-        .await;
+    p2.refused(
+        json!({"type": "place", "match": id, "cell": "a1"}),
+        "not_your_turn",
+    )
+    .await;
 
     // The placement is broadcast at once.
     p1.accepted(json!({"type": "place", "match": id, "cell": "d4"}))
         .await;
     let placed = p2.event("placed").await;
-    assert_eq!(placed["event"], json!({"kind": "placed", "seat": "p1", "cell": "d4"}));
+    assert_eq!(
+        placed["event"],
+        json!({"kind": "placed", "seat": "p1", "cell": "d4"})
+    );
     let state = server.match_state(id);
     assert_eq!(state["position"]["board"]["rows"][2], "...x..");
     assert_eq!(state["position"]["pending"]["cell"], "d4");
 
     // Half a move: the opponent must wait, the mover cannot press yet.
-    p2.refused(json!({"type": "place", "match": id, "cell": "a1"}), "press_first")
-        .await;
+    p2.refused(
+        json!({"type": "place", "match": id, "cell": "a1"}),
+        "press_first",
+    )
+    .await;
     p1.refused(json!({"type": "press", "match": id}), "move_incomplete")
         .await;
-    p1.refused(json!({"type": "place", "match": id, "cell": "e4"}), "illegal_move")
-        .await;
+    p1.refused(
+        json!({"type": "place", "match": id, "cell": "e4"}),
+        "illegal_move",
+    )
+    .await;
     p1.refused(
         json!({"type": "rotate", "match": id, "quadrant": "ne", "dir": "ccw"}),
         "illegal_move",
@@ -199,16 +233,25 @@ async fn the_turn_passes_only_at_the_press() {
         json!({"kind": "rotated", "seat": "p1", "quadrant": "ne", "dir": "cw"})
     );
     let moved = p2.event("moved").await;
-    assert_eq!(moved["event"], json!({"kind": "moved", "seat": "p1", "move": "d4ne"}));
+    assert_eq!(
+        moved["event"],
+        json!({"kind": "moved", "seat": "p1", "move": "d4ne"})
+    );
     assert_eq!(moved["clocks"]["running"], "p1");
 
     // Complete but not pressed: still p1's clock, and p2 may not act.
-    p2.refused(json!({"type": "move", "match": id, "move": "a1sw"}), "press_first")
-        .await;
+    p2.refused(
+        json!({"type": "move", "match": id, "move": "a1sw"}),
+        "press_first",
+    )
+    .await;
     p2.refused(json!({"type": "press", "match": id}), "press_first")
         .await;
-    p1.refused(json!({"type": "move", "match": id, "move": "a1sw"}), "not_your_turn")
-        .await;
+    p1.refused(
+        json!({"type": "move", "match": id, "move": "a1sw"}),
+        "not_your_turn",
+    )
+    .await;
 
     p1.accepted(json!({"type": "press", "match": id})).await;
     let pressed = p2.event("pressed").await;
@@ -218,8 +261,11 @@ async fn the_turn_passes_only_at_the_press() {
     // A whole move without a press, then the press.
     p2.accepted(json!({"type": "move", "match": id, "move": "a1sw", "press": false}))
         .await;
-    p1.refused(json!({"type": "place", "match": id, "cell": "b2"}), "press_first")
-        .await;
+    p1.refused(
+        json!({"type": "place", "match": id, "cell": "b2"}),
+        "press_first",
+    )
+    .await;
     p2.accepted(json!({"type": "press", "match": id})).await;
     p1.accepted(json!({"type": "place", "match": id, "cell": "b2"}))
         .await;
@@ -281,8 +327,11 @@ async fn three_warnings_lose_the_round() {
         json!({"kind": "round_ended", "winner": "p1", "set_points": {"p1": 0, "p2": 0}, "points": {"p1": 1, "p2": 0}, "reason": "warnings"})
     );
     assert_eq!(round["clocks"]["running"], Value::Null);
-    p2.refused(json!({"type": "move", "match": m.id, "move": "b2sw"}), "set_over")
-        .await;
+    p2.refused(
+        json!({"type": "move", "match": m.id, "move": "b2sw"}),
+        "set_over",
+    )
+    .await;
     let state = server.match_state(&m.id);
     assert_eq!(state["status"], "finished");
     assert_eq!(state["warnings"], json!({"p1": 0, "p2": 3}));
@@ -298,16 +347,24 @@ async fn the_arbiter_pauses_adjusts_declares_and_hears_claims() {
         .accepted(json!({"type": "join", "match": id, "arbiter_token": m.arbiter}))
         .await;
     // The arbiter can start a set without the players' ready.
-    arbiter.accepted(json!({"type": "start_set", "match": id})).await;
+    arbiter
+        .accepted(json!({"type": "start_set", "match": id}))
+        .await;
     p1.event("set_started").await;
 
     // A claim is possible only after the opponent pressed.
-    p2.refused(json!({"type": "claim", "match": id, "text": "?"}), "forbidden")
-        .await;
+    p2.refused(
+        json!({"type": "claim", "match": id, "text": "?"}),
+        "forbidden",
+    )
+    .await;
     p1.accepted(json!({"type": "move", "match": id, "move": "a1sw", "press": false}))
         .await;
-    p2.refused(json!({"type": "claim", "match": id, "text": "?"}), "press_first")
-        .await;
+    p2.refused(
+        json!({"type": "claim", "match": id, "text": "?"}),
+        "press_first",
+    )
+    .await;
     p1.accepted(json!({"type": "press", "match": id})).await;
     p2.accepted(json!({"type": "claim", "match": id, "text": "he touched two marbles"}))
         .await;
@@ -317,12 +374,19 @@ async fn the_arbiter_pauses_adjusts_declares_and_hears_claims() {
         json!({"kind": "claim", "seat": "p2", "text": "he touched two marbles"})
     );
 
-    arbiter.accepted(json!({"type": "pause", "match": id})).await;
+    arbiter
+        .accepted(json!({"type": "pause", "match": id}))
+        .await;
     let paused = p2.event("paused").await;
     assert_eq!(paused["clocks"]["paused"], true);
-    p2.refused(json!({"type": "move", "match": id, "move": "b2sw"}), "paused")
+    p2.refused(
+        json!({"type": "move", "match": id, "move": "b2sw"}),
+        "paused",
+    )
+    .await;
+    arbiter
+        .accepted(json!({"type": "resume", "match": id}))
         .await;
-    arbiter.accepted(json!({"type": "resume", "match": id})).await;
     p2.event("resumed").await;
 
     arbiter
@@ -369,15 +433,20 @@ async fn every_error_code_leaves_the_match_unchanged() {
     let id = m.id.as_str();
 
     // set_over: no set yet.
-    p1.refused(json!({"type": "move", "match": id, "move": "a1sw"}), "set_over")
-        .await;
+    p1.refused(
+        json!({"type": "move", "match": id, "move": "a1sw"}),
+        "set_over",
+    )
+    .await;
     start_set(&mut p1, &mut p2, &m.id).await;
     p1.accepted(json!({"type": "move", "match": id, "move": "d4ne"}))
         .await;
     let before = server.match_state(id);
 
     let mut spectator = Client::connect(&server, "spectator", None).await;
-    spectator.accepted(json!({"type": "watch", "match": id})).await;
+    spectator
+        .accepted(json!({"type": "watch", "match": id}))
+        .await;
     let mut stranger = Client::connect(&server, "stranger", None).await;
     let mut intruder = Client::connect(&server, "intruder", None).await;
 
@@ -390,54 +459,99 @@ async fn every_error_code_leaves_the_match_unchanged() {
     let missing = p2
         .refused(json!({"type": "place", "match": id}), "bad_request")
         .await;
-    assert!(missing["message"].as_str().unwrap().contains("cell"), "{missing}");
-    p2.refused(json!({"type": "move", "match": id, "move": "z9xx"}), "bad_request")
-        .await;
+    assert!(
+        missing["message"].as_str().unwrap().contains("cell"),
+        "{missing}"
+    );
+    p2.refused(
+        json!({"type": "move", "match": id, "move": "z9xx"}),
+        "bad_request",
+    )
+    .await;
     let pong = p2.request(json!({"type": "ping"})).await;
     assert_eq!(pong["type"], "pong");
 
     // Oversized frames.
-    let big = format!(r#"{{"type":"claim","match":"{id}","text":"{}"}}"#, "x".repeat(20_000));
+    let big = format!(
+        r#"{{"type":"claim","match":"{id}","text":"{}"}}"#,
+        "x".repeat(20_000)
+    );
     p2.send_text(big).await;
     let error = p2.find(|f| f["type"] == "error").await;
     assert_eq!(error["code"], "too_large");
 
     // Wrong tokens, strangers, spectators.
     intruder
-        .refused(json!({"type": "join", "match": id, "seat_token": "0".repeat(32)}), "unauthorized")
+        .refused(
+            json!({"type": "join", "match": id, "seat_token": "0".repeat(32)}),
+            "unauthorized",
+        )
         .await;
     intruder
-        .refused(json!({"type": "join", "match": id, "arbiter_token": m.p1}), "unauthorized")
+        .refused(
+            json!({"type": "join", "match": id, "arbiter_token": m.p1}),
+            "unauthorized",
+        )
         .await;
     stranger
-        .refused(json!({"type": "move", "match": id, "move": "a1sw"}), "forbidden")
+        .refused(
+            json!({"type": "move", "match": id, "move": "a1sw"}),
+            "forbidden",
+        )
         .await;
     spectator
-        .refused(json!({"type": "move", "match": id, "move": "a1sw"}), "forbidden")
+        .refused(
+            json!({"type": "move", "match": id, "move": "a1sw"}),
+            "forbidden",
+        )
         .await;
     spectator
-        .refused(json!({"type": "warn", "match": id, "seat": "p1"}), "forbidden")
+        .refused(
+            json!({"type": "warn", "match": id, "seat": "p1"}),
+            "forbidden",
+        )
         .await;
-    p2.refused(json!({"type": "warn", "match": id, "seat": "p1"}), "forbidden")
-        .await;
-    p2.refused(json!({"type": "watch", "match": "nosuchmatch"}), "unknown_match")
-        .await;
-    p2.refused(json!({"type": "move", "match": "nosuchmatch", "move": "a1sw"}), "unknown_match")
-        .await;
+    p2.refused(
+        json!({"type": "warn", "match": id, "seat": "p1"}),
+        "forbidden",
+    )
+    .await;
+    p2.refused(
+        json!({"type": "watch", "match": "nosuchmatch"}),
+        "unknown_match",
+    )
+    .await;
+    p2.refused(
+        json!({"type": "move", "match": "nosuchmatch", "move": "a1sw"}),
+        "unknown_match",
+    )
+    .await;
 
     // Turn order and rules.
-    p1.refused(json!({"type": "move", "match": id, "move": "a1sw"}), "not_your_turn")
-        .await;
+    p1.refused(
+        json!({"type": "move", "match": id, "move": "a1sw"}),
+        "not_your_turn",
+    )
+    .await;
     let illegal = p2
-        .refused(json!({"type": "move", "match": id, "move": "d6ne"}), "illegal_move")
+        .refused(
+            json!({"type": "move", "match": id, "move": "d6ne"}),
+            "illegal_move",
+        )
         .await;
     assert_eq!(illegal["rule"], "occupied", "{illegal}");
-    p2.refused(json!({"type": "move", "match": id, "move": "a1sw'"}), "illegal_move")
-        .await;
+    p2.refused(
+        json!({"type": "move", "match": id, "move": "a1sw'"}),
+        "illegal_move",
+    )
+    .await;
     p2.refused(json!({"type": "press", "match": id}), "move_incomplete")
         .await;
-    p2.refused(json!({"type": "rotate", "match": id, "quadrant": "ne", "dir": "cw"}), "illegal_move")
-        .await;
+    p2.refused(
+        json!({"type": "rotate", "match": id, "quadrant": "ne", "dir": "cw"}),
+        "illegal_move",
+    )
+    .await;
 
     assert_eq!(server.match_state(id), before);
 
@@ -454,7 +568,10 @@ async fn hello_must_come_first_and_speak_protocol_1() {
         .refused(json!({"type": "list_matches"}), "bad_request")
         .await;
     client
-        .refused(json!({"type": "hello", "protocol": 2}), "unsupported_protocol")
+        .refused(
+            json!({"type": "hello", "protocol": 2}),
+            "unsupported_protocol",
+        )
         .await;
     client
         .send(json!({"type": "hello", "protocol": 1, "token": "organizer-secret"}))
@@ -484,7 +601,10 @@ async fn a_dropped_player_is_announced_and_can_rejoin_the_seat() {
     p2.close().await;
     let gone = p1.event("player_disconnected").await;
     assert_eq!(gone["event"]["seat"], "p2");
-    assert_eq!(server.match_state(&m.id)["players"]["p2"]["connected"], false);
+    assert_eq!(
+        server.match_state(&m.id)["players"]["p2"]["connected"],
+        false
+    );
 
     let mut again = Client::connect(&server, "p2 again", None).await;
     let reply = again
