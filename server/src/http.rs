@@ -10,6 +10,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
 use hakem_protocol::MAX_FRAME_BYTES;
+use metrics_exporter_prometheus::PrometheusHandle;
 use serde_json::json;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
@@ -17,8 +18,18 @@ use tokio::sync::oneshot;
 use crate::room::RoomCommand;
 use crate::{session, App};
 
-pub fn router(app: Arc<App>) -> Router {
+pub fn router(app: Arc<App>, metrics: Option<PrometheusHandle>) -> Router {
     Router::new()
+        .route(
+            "/metrics",
+            get(move || {
+                let text = metrics
+                    .as_ref()
+                    .map(PrometheusHandle::render)
+                    .unwrap_or_default();
+                async move { ([("content-type", "text/plain; version=0.0.4")], text) }
+            }),
+        )
         .route("/ws", get(websocket))
         .route("/healthz", get(|| async { Json(json!({"status": "ok"})) }))
         .route("/api/matches", get(list_matches))
@@ -46,7 +57,7 @@ async fn match_state(Path(id): Path<String>, State(app): State<Arc<App>>) -> Res
         )
             .into_response()
     };
-    let Some(room) = app.room(&id) else {
+    let Some(room) = app.room(&id).await else {
         return not_found();
     };
     let (reply, answer) = oneshot::channel();
@@ -63,9 +74,10 @@ async fn match_state(Path(id): Path<String>, State(app): State<Arc<App>>) -> Res
 pub async fn serve(
     listener: TcpListener,
     app: Arc<App>,
+    metrics: Option<PrometheusHandle>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, router(app))
+    axum::serve(listener, router(app, metrics))
         .with_graceful_shutdown(shutdown)
         .await
 }

@@ -9,6 +9,7 @@ pub mod http;
 pub mod room;
 pub mod round;
 pub mod session;
+pub mod store;
 pub mod tokens;
 pub mod view;
 
@@ -20,14 +21,25 @@ use hakem_protocol::{CreateMatch, MatchSummary, PerSeat};
 
 use crate::room::{RoomHandle, Tokens};
 use crate::round::MatchConfig;
+use crate::store::Store;
 use crate::tokens::{new_id, new_token};
 
-/// What every connection shares: the rooms and the server's settings.
+/// What every connection shares: the rooms, the store and the server's settings.
 pub struct App {
     rooms: DashMap<String, RoomHandle>,
     next_conn: AtomicU64,
     /// The organizer's token.
     pub admin_token: String,
+    store: Option<Store>,
+}
+
+/// Why a match could not be created.
+#[derive(Debug)]
+pub enum CreateError {
+    /// The request's settings are wrong.
+    Invalid(String),
+    /// The match could not be stored.
+    Store(String),
 }
 
 /// A match just created, with its secrets.
@@ -38,20 +50,65 @@ pub struct Created {
 }
 
 impl App {
-    pub fn new(admin_token: String) -> Arc<App> {
+    /// `store`: where matches are kept; `None` keeps them in memory only (for tests of the
+    /// server's logic, never for a real server).
+    pub fn new(admin_token: String, store: Option<Store>) -> Arc<App> {
         Arc::new(App {
             rooms: DashMap::new(),
             next_conn: AtomicU64::new(1),
             admin_token,
+            store,
         })
+    }
+
+    /// Rebuilds every unfinished match from the store; returns how many.
+    pub async fn restore_live_matches(&self) -> Result<usize, String> {
+        let Some(store) = &self.store else {
+            return Ok(0);
+        };
+        let live = store.live_matches().await.map_err(|e| e.to_string())?;
+        let count = live.len();
+        for stored in live {
+            let id = stored.id.clone();
+            match room::restore(stored, Some(store.clone())) {
+                Ok(handle) => {
+                    self.rooms.insert(id, handle);
+                }
+                Err(e) => tracing::error!(match_id = %id, error = %e, "match not restored"),
+            }
+        }
+        Ok(count)
     }
 
     pub fn next_conn_id(&self) -> u64 {
         self.next_conn.fetch_add(1, Ordering::Relaxed)
     }
 
-    pub fn room(&self, match_id: &str) -> Option<RoomHandle> {
-        self.rooms.get(match_id).map(|entry| entry.value().clone())
+    /// The room of a match; a finished match that is only in the store is loaded on demand.
+    pub async fn room(&self, match_id: &str) -> Option<RoomHandle> {
+        if let Some(room) = self.rooms.get(match_id) {
+            return Some(room.value().clone());
+        }
+        let store = self.store.as_ref()?;
+        if match_id.len() > 64 {
+            return None;
+        }
+        let stored = match store.load(match_id).await {
+            Ok(Some(stored)) => stored,
+            Ok(None) => return None,
+            Err(e) => {
+                tracing::error!(%match_id, error = %e, "match not loaded");
+                return None;
+            }
+        };
+        let handle = room::restore(stored, Some(store.clone())).ok()?;
+        Some(
+            self.rooms
+                .entry(match_id.to_string())
+                .or_insert(handle)
+                .value()
+                .clone(),
+        )
     }
 
     /// Every match, newest first.
@@ -66,7 +123,7 @@ impl App {
     }
 
     /// Checks a `create_match` request and starts its room.
-    pub fn create_match(&self, create: CreateMatch) -> Result<Created, String> {
+    pub async fn create_match(&self, create: CreateMatch) -> Result<Created, CreateError> {
         let config = MatchConfig::new(
             &create.game,
             create.variant.as_deref(),
@@ -74,7 +131,8 @@ impl App {
             create.clock,
             create.warnings_limit,
             create.players,
-        )?;
+        )
+        .map_err(CreateError::Invalid)?;
         let match_id = loop {
             let id = new_id();
             if !self.rooms.contains_key(&id) {
@@ -87,7 +145,14 @@ impl App {
             seats: seat_tokens.clone(),
             arbiter: arbiter_token.clone(),
         };
-        let handle = room::spawn(match_id.clone(), config, tokens);
+        if let Some(store) = &self.store {
+            let spec = room::spec_of(&config, &tokens);
+            store
+                .create_match(&match_id, &spec, wall_clock_ms())
+                .await
+                .map_err(|e| CreateError::Store(e.to_string()))?;
+        }
+        let handle = room::spawn(match_id.clone(), config, tokens, self.store.clone());
         self.rooms.insert(match_id.clone(), handle);
         tracing::info!(%match_id, game = %create.game, "match created");
         Ok(Created {

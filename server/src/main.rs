@@ -15,7 +15,11 @@ struct Args {
     /// Address to listen on; port 0 picks a free port (printed when ready).
     #[arg(long, default_value = "127.0.0.1:8080")]
     listen: SocketAddr,
-    /// The organizer's token. Without one the server makes one and prints it.
+    /// Where matches are stored: sqlite://FILE (created if missing) or postgres://...
+    #[arg(long, env = "HAKEM_DATABASE", default_value = "sqlite://hakem.db")]
+    database: String,
+    /// The organizer's token. Without one the server makes one at its first start, stores it,
+    /// and prints it once.
     #[arg(long, env = "HAKEM_ADMIN_TOKEN", hide_env_values = true)]
     admin_token: Option<String>,
     /// Log lines as JSON objects.
@@ -36,12 +40,39 @@ async fn main() -> std::process::ExitCode {
         logs.init();
     }
 
+    let metrics = match metrics_exporter_prometheus::PrometheusBuilder::new().install_recorder() {
+        Ok(handle) => Some(handle),
+        Err(e) => {
+            tracing::warn!(error = %e, "metrics disabled");
+            None
+        }
+    };
+    let store = match hakem_server::store::Store::open(&args.database).await {
+        Ok(store) => store,
+        Err(e) => {
+            eprintln!(
+                "hakem-server: cannot open the database {}: {e}",
+                args.database
+            );
+            return std::process::ExitCode::FAILURE;
+        }
+    };
     let admin_token = match args.admin_token {
         Some(token) if !token.is_empty() => token,
         _ => {
-            let token = hakem_server::tokens::new_token();
-            eprintln!("hakem-server organizer token: {token}");
-            token
+            let fresh = hakem_server::tokens::new_token();
+            match store.setting_or_insert("admin_token", &fresh).await {
+                Ok(token) => {
+                    if token == fresh {
+                        eprintln!("hakem-server organizer token (shown once, keep it): {token}");
+                    }
+                    token
+                }
+                Err(e) => {
+                    eprintln!("hakem-server: {e}");
+                    return std::process::ExitCode::FAILURE;
+                }
+            }
         }
     };
     let listener = match tokio::net::TcpListener::bind(args.listen).await {
@@ -52,10 +83,18 @@ async fn main() -> std::process::ExitCode {
         }
     };
     let addr = listener.local_addr().unwrap_or(args.listen);
-    let app = hakem_server::App::new(admin_token);
+    let app = hakem_server::App::new(admin_token, Some(store));
+    match app.restore_live_matches().await {
+        Ok(0) => {}
+        Ok(count) => tracing::info!(count, "live matches restored"),
+        Err(e) => {
+            eprintln!("hakem-server: cannot restore matches: {e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    }
     println!("hakem-server listening on http://{addr}");
     tracing::info!(%addr, "listening");
-    match hakem_server::http::serve(listener, app, shutdown_signal()).await {
+    match hakem_server::http::serve(listener, app, metrics, shutdown_signal()).await {
         Ok(()) => {
             tracing::info!("shut down");
             std::process::ExitCode::SUCCESS

@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use axum::extract::ws::Utf8Bytes;
 use hakem_protocol::{
-    ErrorCode, ErrorReply, Event, EventFrame, MatchState, MatchSummary, PerSeat, PlayerInfo,
-    PositionView, Seat, ServerMessage,
+    ErrorCode, ErrorReply, Event, EventFrame, MatchState, MatchStatus, MatchSummary, PerSeat,
+    PlayerInfo, PositionView, Seat, ServerMessage,
 };
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot, Notify};
@@ -17,6 +17,7 @@ use tokio::time::Instant;
 
 use crate::clock::Millis;
 use crate::round::{Command, MatchConfig, Refusal, Round};
+use crate::store::{MatchSpec, NewEvent, Store, StoredMatch};
 use crate::tokens::{same_token, Token};
 use crate::view;
 
@@ -101,7 +102,6 @@ pub enum RoomCommand {
     },
     Leave {
         conn: ConnId,
-        re: Option<Value>,
     },
     /// The connection closed.
     Gone {
@@ -113,6 +113,8 @@ pub enum RoomCommand {
         action: Action,
         outbox: Outbox,
         re: Option<Value>,
+        /// When the frame arrived, for the latency histogram.
+        received: Instant,
     },
     /// A spectator's view of the whole state.
     Snapshot {
@@ -174,27 +176,99 @@ pub struct Room {
     epoch: Instant,
     summary: Arc<RwLock<MatchSummary>>,
     rx: mpsc::Receiver<RoomCommand>,
+    /// Where events are written before anyone hears of them; `None` only in unit tests.
+    store: Option<Store>,
+    /// Members whose outbox overflowed or closed during a broadcast, to be removed after it.
+    dropped: Vec<ConnId>,
 }
 
 /// Starts a room task for a new match and returns its handle.
-pub fn spawn(id: String, config: MatchConfig, tokens: Tokens) -> RoomHandle {
+pub fn spawn(id: String, config: MatchConfig, tokens: Tokens, store: Option<Store>) -> RoomHandle {
+    start(id, Round::new(config), tokens, 0, Vec::new(), store)
+}
+
+fn start(
+    id: String,
+    round: Round,
+    tokens: Tokens,
+    seq: u64,
+    log: Vec<Utf8Bytes>,
+    store: Option<Store>,
+) -> RoomHandle {
     let (tx, rx) = mpsc::channel(ROOM_QUEUE);
-    let round = Round::new(config);
     let summary = Arc::new(RwLock::new(summary_of(&id, &round)));
+    if round.status() != MatchStatus::Finished {
+        metrics::gauge!("hakem_live_matches").increment(1.0);
+    }
     let room = Room {
         id,
         round,
         tokens,
-        seq: 0,
-        log: Vec::new(),
+        seq,
+        log,
         members: HashMap::new(),
         seat_connections: PerSeat::default(),
         epoch: Instant::now(),
         summary: summary.clone(),
         rx,
+        store,
+        dropped: Vec::new(),
     };
     tokio::spawn(room.run());
     RoomHandle { tx, summary }
+}
+
+/// The settings and secrets of a match, as stored.
+pub fn spec_of(config: &MatchConfig, tokens: &Tokens) -> MatchSpec {
+    MatchSpec {
+        game: config.game.as_str().to_string(),
+        variant: config.variant.to_string(),
+        sets: config.sets,
+        clock: config.clock,
+        warnings_limit: config.warnings_limit,
+        players: config.players.clone(),
+        untimed_ply_limit: config.untimed_ply_limit,
+        seat_tokens: tokens.seats.clone(),
+        arbiter_token: tokens.arbiter.clone(),
+    }
+}
+
+/// Rebuilds a stored match by replaying its events and starts its room. The clocks continue
+/// from the last recorded reading: the time the server was down is charged to nobody.
+pub fn restore(stored: StoredMatch, store: Option<Store>) -> Result<RoomHandle, String> {
+    let spec = stored.spec;
+    let mut config = MatchConfig::new(
+        &spec.game,
+        Some(&spec.variant),
+        spec.sets,
+        spec.clock,
+        spec.warnings_limit,
+        spec.players,
+    )?;
+    config.untimed_ply_limit = spec.untimed_ply_limit;
+    let mut round = Round::new(config);
+    let mut log = Vec::with_capacity(stored.frames.len());
+    let mut last_clocks = None;
+    for (i, text) in stored.frames.into_iter().enumerate() {
+        let frame = match serde_json::from_str::<ServerMessage>(&text) {
+            Ok(ServerMessage::Event(frame)) if frame.seq == i as u64 + 1 => frame,
+            _ => return Err(format!("match {}: event {} is damaged", stored.id, i + 1)),
+        };
+        round.apply(&frame.event, 0);
+        if frame.clocks.is_some() {
+            last_clocks = frame.clocks;
+        }
+        log.push(Utf8Bytes::from(text));
+    }
+    if let Some(reading) = last_clocks {
+        round.restore_clocks(&reading, 0);
+    }
+    let tokens = Tokens {
+        seats: spec.seat_tokens,
+        arbiter: spec.arbiter_token,
+    };
+    let seq = log.len() as u64;
+    Ok(start(stored.id, round, tokens, seq, log, store))
 }
 
 fn summary_of(id: &str, round: &Round) -> MatchSummary {
@@ -218,6 +292,13 @@ fn wall_clock_ms() -> u64 {
 
 impl Room {
     async fn run(mut self) {
+        // After a restart nobody is connected yet, whatever the log last said.
+        for seat in Seat::BOTH {
+            if *self.round.connected().get(seat) {
+                self.run_command(None, Command::Disconnected { seat }, None, None)
+                    .await;
+            }
+        }
         loop {
             let deadline = self
                 .round
@@ -225,11 +306,11 @@ impl Room {
                 .map(|ms| self.epoch + Duration::from_millis(ms));
             tokio::select! {
                 command = self.rx.recv() => match command {
-                    Some(command) => self.on_command(command),
+                    Some(command) => self.on_command(command).await,
                     None => break,
                 },
                 _ = sleep_until(deadline), if deadline.is_some() => {
-                    self.run_command(None, Command::Flag, None);
+                    self.run_command(None, Command::Flag, None, None).await;
                 }
             }
         }
@@ -240,7 +321,7 @@ impl Room {
         self.epoch.elapsed().as_millis() as Millis
     }
 
-    fn on_command(&mut self, command: RoomCommand) {
+    async fn on_command(&mut self, command: RoomCommand) {
         match command {
             RoomCommand::Join {
                 conn,
@@ -249,26 +330,28 @@ impl Room {
                 legal_moves,
                 outbox,
                 re,
-            } => self.join(conn, credential, since_seq, legal_moves, outbox, re),
-            RoomCommand::Leave { conn, re } => {
-                self.remove_member(conn);
-                // The member's own outbox is gone from the room; the session acknowledges.
-                let _ = re;
+            } => {
+                self.join(conn, credential, since_seq, legal_moves, outbox, re)
+                    .await
             }
-            RoomCommand::Gone { conn } => self.remove_member(conn),
+            RoomCommand::Leave { conn } | RoomCommand::Gone { conn } => {
+                self.dropped.push(conn);
+                self.settle_dropped().await;
+            }
             RoomCommand::Act {
                 conn,
                 action,
                 outbox,
                 re,
-            } => self.act(conn, action, &outbox, re),
+                received,
+            } => self.act(conn, action, &outbox, re, received).await,
             RoomCommand::Snapshot { reply } => {
                 let _ = reply.send(self.state(Role::Spectator, false));
             }
         }
     }
 
-    fn join(
+    async fn join(
         &mut self,
         conn: ConnId,
         credential: Credential,
@@ -300,7 +383,10 @@ impl Room {
             }
         };
         // A second join from the same connection replaces the first.
-        self.remove_member(conn);
+        if self.members.contains_key(&conn) {
+            self.dropped.push(conn);
+            self.settle_dropped().await;
+        }
         self.members.insert(
             conn,
             Member {
@@ -324,7 +410,8 @@ impl Room {
             let count = self.seat_connections.get_mut(seat);
             *count += 1;
             if *count == 1 {
-                self.run_command(None, Command::Connected { seat }, None);
+                self.run_command(None, Command::Connected { seat }, None, None)
+                    .await;
             }
         }
         if re.is_some() {
@@ -336,27 +423,44 @@ impl Room {
         }
     }
 
-    fn remove_member(&mut self, conn: ConnId) {
-        let Some(member) = self.members.remove(&conn) else {
-            return;
-        };
-        if let Role::Player(seat) = member.role {
-            let count = self.seat_connections.get_mut(seat);
-            *count = count.saturating_sub(1);
-            if *count == 0 {
-                self.run_command(None, Command::Disconnected { seat }, None);
+    /// Removes the members in `dropped`; a seat whose last connection went is announced.
+    async fn settle_dropped(&mut self) {
+        while let Some(conn) = self.dropped.pop() {
+            let Some(member) = self.members.remove(&conn) else {
+                continue;
+            };
+            if let Role::Player(seat) = member.role {
+                let count = self.seat_connections.get_mut(seat);
+                *count = count.saturating_sub(1);
+                if *count == 0 {
+                    self.run_command(None, Command::Disconnected { seat }, None, None)
+                        .await;
+                }
             }
         }
     }
 
-    fn act(&mut self, conn: ConnId, action: Action, outbox: &Outbox, re: Option<Value>) {
+    async fn act(
+        &mut self,
+        conn: ConnId,
+        action: Action,
+        outbox: &Outbox,
+        re: Option<Value>,
+        received: Instant,
+    ) {
         let role = self.members.get(&conn).map(|member| member.role);
         let refusal = match (role, action) {
             (Some(Role::Arbiter), Action::Arbiter(command)) => {
-                return self.run_command(Some(outbox), command, re);
+                return self
+                    .run_command(Some(outbox), command, re, Some(received))
+                    .await;
             }
             (Some(Role::Player(seat)), action) => match player_command(seat, action) {
-                Some(command) => return self.run_command(Some(outbox), command, re),
+                Some(command) => {
+                    return self
+                        .run_command(Some(outbox), command, re, Some(received))
+                        .await
+                }
                 None => "only the arbiter can do that",
             },
             (None, _) => "join or watch the match first",
@@ -366,23 +470,27 @@ impl Room {
         self.refuse(outbox, re, ErrorCode::Forbidden, refusal);
     }
 
-    /// Runs a command through the round; broadcasts its events, or tells the sender why not.
-    fn run_command(&mut self, sender: Option<&Outbox>, command: Command, re: Option<Value>) {
-        let now = self.now();
-        match self.round.handle(command, now) {
-            Ok(events) => {
-                let server_time_ms = wall_clock_ms();
-                for event in events {
-                    self.broadcast(event, now, server_time_ms);
-                }
-                self.publish_summary();
-                self.send_turn_states();
+    /// Runs a command through the round: its events are stored, then applied and sent to every
+    /// member; or the sender is told why not (and nothing changed).
+    async fn run_command(
+        &mut self,
+        sender: Option<&Outbox>,
+        command: Command,
+        re: Option<Value>,
+        received: Option<Instant>,
+    ) {
+        match self.commit(command).await {
+            Ok(()) => {
                 if let (Some(outbox), Some(_)) = (sender, &re) {
                     outbox.send_message(&ServerMessage::Ack {
                         re,
                         match_id: Some(self.id.clone()),
                         seq: Some(self.seq),
                     });
+                }
+                if let Some(received) = received {
+                    metrics::histogram!("hakem_action_seconds")
+                        .record(received.elapsed().as_secs_f64());
                 }
             }
             Err(refusal) => {
@@ -391,26 +499,68 @@ impl Room {
                 }
             }
         }
+        Box::pin(self.settle_dropped()).await;
     }
 
-    fn broadcast(&mut self, event: Event, now: Millis, server_time_ms: u64) {
-        self.seq += 1;
-        let frame = encode(&ServerMessage::Event(Box::new(EventFrame {
-            match_id: self.id.clone(),
-            seq: self.seq,
-            event,
-            clocks: self.round.clocks(now, server_time_ms),
-        })));
-        self.log.push(frame.clone());
-        let mut dropped = Vec::new();
-        for (&conn, member) in &self.members {
-            if !member.outbox.send(frame.clone()) {
-                dropped.push(conn);
+    /// Decides a command, stores its events, then applies and broadcasts them.
+    async fn commit(&mut self, command: Command) -> Result<(), Refusal> {
+        let now = self.now();
+        let events = self.round.decide(command, now)?;
+        if events.is_empty() {
+            return Ok(());
+        }
+        let server_time_ms = wall_clock_ms();
+        let mut next = self.round.clone();
+        let mut frames = Vec::with_capacity(events.len());
+        for (i, event) in events.into_iter().enumerate() {
+            next.apply(&event, now);
+            if matches!(event, Event::Moved { .. }) {
+                metrics::counter!("hakem_moves_total").increment(1);
+            }
+            let frame = encode(&ServerMessage::Event(Box::new(EventFrame {
+                match_id: self.id.clone(),
+                seq: self.seq + 1 + i as u64,
+                event,
+                clocks: next.clocks(now, server_time_ms),
+            })));
+            frames.push(frame);
+        }
+        let finished_now =
+            next.status() == MatchStatus::Finished && self.round.status() != MatchStatus::Finished;
+        if let Some(store) = &self.store {
+            let events = frames
+                .iter()
+                .enumerate()
+                .map(|(i, frame)| NewEvent {
+                    seq: self.seq + 1 + i as u64,
+                    at_ms: server_time_ms,
+                    frame: frame.as_str().to_string(),
+                })
+                .collect();
+            if let Err(e) = store.append(&self.id, events, finished_now).await {
+                tracing::error!(match_id = %self.id, error = %e, "events not stored");
+                return Err(Refusal::new(
+                    ErrorCode::Internal,
+                    "the server could not store this action; nothing changed, try again",
+                ));
             }
         }
-        for conn in dropped {
-            self.remove_member(conn);
+        if finished_now {
+            metrics::gauge!("hakem_live_matches").decrement(1.0);
         }
+        self.round = next;
+        for frame in frames {
+            self.seq += 1;
+            self.log.push(frame.clone());
+            for (&conn, member) in &self.members {
+                if !member.outbox.send(frame.clone()) {
+                    self.dropped.push(conn);
+                }
+            }
+        }
+        self.publish_summary();
+        self.send_turn_states();
+        Ok(())
     }
 
     /// Members who asked for legal moves get a fresh `state` (with them) when it is their turn,
@@ -442,6 +592,7 @@ impl Room {
     }
 
     fn send_refusal(&self, outbox: &Outbox, re: Option<Value>, refusal: Refusal) {
+        metrics::counter!("hakem_errors_total", "code" => refusal.code.as_str()).increment(1);
         outbox.send_message(&ServerMessage::Error(ErrorReply {
             re,
             code: refusal.code,

@@ -90,6 +90,7 @@ impl Session {
     }
 
     fn error(&self, re: Option<Value>, code: ErrorCode, message: impl Into<String>) {
+        metrics::counter!("hakem_errors_total", "code" => code.as_str()).increment(1);
         self.send(&ServerMessage::Error(ErrorReply {
             re,
             code,
@@ -100,6 +101,7 @@ impl Session {
     }
 
     async fn on_text(&mut self, text: &str) {
+        let received = tokio::time::Instant::now();
         if text.len() > MAX_FRAME_BYTES {
             self.error(
                 None,
@@ -131,7 +133,7 @@ impl Session {
                 re,
                 matches: self.app.summaries(),
             }),
-            ClientMessage::CreateMatch(create) => self.create(re, create),
+            ClientMessage::CreateMatch(create) => self.create(re, create).await,
             ClientMessage::Join {
                 match_id,
                 seat_token,
@@ -164,13 +166,7 @@ impl Session {
             }
             ClientMessage::Leave { match_id } => match self.joined.remove(&match_id) {
                 Some(room) => {
-                    let _ = room
-                        .tx
-                        .send(RoomCommand::Leave {
-                            conn: self.conn,
-                            re: re.clone(),
-                        })
-                        .await;
+                    let _ = room.tx.send(RoomCommand::Leave { conn: self.conn }).await;
                     self.send(&ServerMessage::Ack {
                         re,
                         match_id: Some(match_id),
@@ -188,7 +184,7 @@ impl Session {
                     self.error(re, ErrorCode::BadRequest, "unexpected message");
                     return;
                 };
-                let Some(room) = self.room(&match_id, re.clone()) else {
+                let Some(room) = self.room(&match_id, re.clone()).await else {
                     return;
                 };
                 let command = RoomCommand::Act {
@@ -196,6 +192,7 @@ impl Session {
                     action,
                     outbox: self.outbox.clone(),
                     re: re.clone(),
+                    received,
                 };
                 if room.tx.send(command).await.is_err() {
                     self.error(re, ErrorCode::Internal, "the match room has stopped");
@@ -234,20 +231,23 @@ impl Session {
         });
     }
 
-    fn create(&self, re: Option<Value>, create: CreateMatch) {
-        match self.app.create_match(create) {
+    async fn create(&self, re: Option<Value>, create: CreateMatch) {
+        match self.app.create_match(create).await {
             Ok(created) => self.send(&ServerMessage::MatchCreated {
                 re,
                 match_id: created.match_id,
                 seat_tokens: created.seat_tokens,
                 arbiter_token: created.arbiter_token,
             }),
-            Err(message) => self.error(re, ErrorCode::BadRequest, message),
+            Err(crate::CreateError::Invalid(message)) => {
+                self.error(re, ErrorCode::BadRequest, message)
+            }
+            Err(crate::CreateError::Store(message)) => self.error(re, ErrorCode::Internal, message),
         }
     }
 
-    fn room(&self, match_id: &str, re: Option<Value>) -> Option<RoomHandle> {
-        let room = self.app.room(match_id);
+    async fn room(&self, match_id: &str, re: Option<Value>) -> Option<RoomHandle> {
+        let room = self.app.room(match_id).await;
         if room.is_none() {
             self.send(&ServerMessage::Error(ErrorReply {
                 re,
@@ -268,7 +268,7 @@ impl Session {
         since_seq: Option<u64>,
         legal_moves: bool,
     ) {
-        let Some(room) = self.room(&match_id, re.clone()) else {
+        let Some(room) = self.room(&match_id, re.clone()).await else {
             return;
         };
         let command = RoomCommand::Join {

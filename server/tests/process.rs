@@ -3,10 +3,18 @@
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 
+/// A database URL in a fresh temporary directory.
+fn temp_database(name: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("hakem-process-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    format!("sqlite://{}", dir.join("hakem.db").display())
+}
+
 #[test]
 fn prints_its_address_when_ready_and_stops_cleanly_on_sigterm() {
     let mut child = Command::new(env!("CARGO_BIN_EXE_hakem-server"))
         .args(["--listen", "127.0.0.1:0", "--admin-token", "t"])
+        .args(["--database", &temp_database("sigterm")])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -38,8 +46,44 @@ fn an_address_in_use_is_a_clear_error() {
     let addr = taken.local_addr().unwrap().to_string();
     let out = Command::new(env!("CARGO_BIN_EXE_hakem-server"))
         .args(["--listen", &addr, "--admin-token", "t"])
+        .args(["--database", &temp_database("in-use")])
         .output()
         .unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot listen"));
+}
+
+#[test]
+fn a_bad_database_url_is_a_clear_error() {
+    let out = Command::new(env!("CARGO_BIN_EXE_hakem-server"))
+        .args(["--listen", "127.0.0.1:0", "--database", "mysql://nowhere/x"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unsupported database URL"));
+}
+
+#[test]
+fn the_organizer_token_is_made_once_and_kept() {
+    let database = temp_database("admin-token");
+    let first_line_of_stderr = || {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_hakem-server"))
+            .args(["--listen", "127.0.0.1:0", "--database", &database])
+            .env_remove("HAKEM_ADMIN_TOKEN")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut ready = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut ready)
+            .unwrap();
+        child.kill().unwrap();
+        let out = child.wait_with_output().unwrap();
+        String::from_utf8_lossy(&out.stderr).to_string()
+    };
+    let first = first_line_of_stderr();
+    assert!(first.contains("organizer token"), "{first}");
+    let second = first_line_of_stderr();
+    assert!(!second.contains("organizer token"), "{second}");
 }

@@ -61,7 +61,7 @@ async fn seated_room(clock: ClockConfig) -> (RoomHandle, Member, Member) {
         seats: PerSeat::new("a".repeat(32), "b".repeat(32)),
         arbiter: "c".repeat(32),
     };
-    let room = room::spawn("m1".into(), config, tokens);
+    let room = room::spawn("m1".into(), config, tokens, None);
     let (p1, p2) = (Member::new(), Member::new());
     for (conn, member, token) in [(1, &p1, "a"), (2, &p2, "b")] {
         send(
@@ -85,6 +85,7 @@ async fn seated_room(clock: ClockConfig) -> (RoomHandle, Member, Member) {
                 action: Action::Ready,
                 outbox: member.outbox.clone(),
                 re: None,
+                received: tokio::time::Instant::now(),
             },
         )
         .await;
@@ -139,6 +140,7 @@ async fn a_move_and_press_hand_the_running_clock_to_the_opponent() {
             action: Action::Move("a1sw".into(), true),
             outbox: p1.outbox.clone(),
             re: None,
+            received: tokio::time::Instant::now(),
         },
     )
     .await;

@@ -6,6 +6,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream as StdTcpStream;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
@@ -34,19 +35,93 @@ pub fn binary(name: &str) -> PathBuf {
     path
 }
 
+/// Is `CI=true` set? Then a missing tool is a failure, not a reason to skip.
+pub fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true")
+}
+
+static NEXT_DATABASE: AtomicU32 = AtomicU32::new(0);
+
+/// A database for one server (and its restarts).
+#[derive(Clone, Debug)]
+pub struct Database {
+    pub url: String,
+    pub kind: &'static str,
+}
+
+impl Database {
+    /// A fresh SQLite file in a new temporary directory.
+    pub fn sqlite() -> Database {
+        let n = NEXT_DATABASE.fetch_add(1, Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("hakem-test-{}-{n}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temporary directory");
+        let file = dir.join("hakem.db");
+        let _ = std::fs::remove_file(&file);
+        Database {
+            url: format!("sqlite://{}", file.display()),
+            kind: "sqlite",
+        }
+    }
+
+    /// A fresh PostgreSQL database, created through `HAKEM_TEST_POSTGRES` (a URL of a
+    /// database the test user can connect to, with the right to create databases). `None`
+    /// when the variable is not set; under `CI=true` that is a failure.
+    pub fn postgres() -> Option<Database> {
+        let Ok(admin) = std::env::var("HAKEM_TEST_POSTGRES") else {
+            assert!(
+                !in_ci(),
+                "CI=true but HAKEM_TEST_POSTGRES is not set: .ci/run must start PostgreSQL"
+            );
+            eprintln!("skipping the PostgreSQL run: HAKEM_TEST_POSTGRES is not set");
+            return None;
+        };
+        let n = NEXT_DATABASE.fetch_add(1, Ordering::Relaxed);
+        let name = format!("hakem_test_{}_{n}", std::process::id());
+        let status = Command::new("psql")
+            .args([
+                admin.as_str(),
+                "-q",
+                "-c",
+                &format!("DROP DATABASE IF EXISTS {name}"),
+            ])
+            .args(["-c", &format!("CREATE DATABASE {name}")])
+            .status()
+            .expect("run psql");
+        assert!(status.success(), "could not create database {name}");
+        let (base, _) = admin.rsplit_once('/').expect("a URL with a database name");
+        Some(Database {
+            url: format!("{base}/{name}"),
+            kind: "postgres",
+        })
+    }
+
+    /// SQLite always, PostgreSQL when available.
+    pub fn all() -> Vec<Database> {
+        let mut all = vec![Database::sqlite()];
+        all.extend(Database::postgres());
+        all
+    }
+}
+
 /// A running `hakem-server` process, killed when dropped.
 pub struct Server {
     child: Child,
     /// `127.0.0.1:PORT`
     pub addr: String,
+    pub database: Database,
 }
 
 impl Server {
+    /// A server on a fresh SQLite database.
     pub fn start() -> Server {
-        Server::start_with(&[])
+        Server::start_on(Database::sqlite(), &[])
     }
 
     pub fn start_with(args: &[&str]) -> Server {
+        Server::start_on(Database::sqlite(), args)
+    }
+
+    pub fn start_on(database: Database, args: &[&str]) -> Server {
         let mut child = Command::new(binary("hakem-server"))
             .args([
                 "--listen",
@@ -54,6 +129,7 @@ impl Server {
                 "--admin-token",
                 "organizer-secret",
             ])
+            .args(["--database", &database.url])
             .args(args)
             .env("HAKEM_LOG", "warn")
             .stdout(Stdio::piped())
@@ -70,7 +146,19 @@ impl Server {
             .strip_prefix("hakem-server listening on http://")
             .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
             .to_string();
-        Server { child, addr }
+        Server {
+            child,
+            addr,
+            database,
+        }
+    }
+
+    /// A new server process on the same database (after [`Server::kill`]).
+    pub fn restart(&mut self) {
+        self.kill();
+        let next = Server::start_on(self.database.clone(), &[]);
+        let old = std::mem::replace(self, next);
+        std::mem::forget(old);
     }
 
     pub fn ws_url(&self) -> String {
