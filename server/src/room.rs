@@ -292,9 +292,9 @@ fn wall_clock_ms() -> u64 {
 
 impl Room {
     async fn run(mut self) {
-        // After a restart nobody is connected yet, whatever the log last said.
+        // After a restart nobody is connected yet, whatever the log of a live match last said.
         for seat in Seat::BOTH {
-            if *self.round.connected().get(seat) {
+            if *self.round.connected().get(seat) && self.round.status() != MatchStatus::Finished {
                 self.run_command(None, Command::Disconnected { seat }, None, None)
                     .await;
             }
@@ -607,11 +607,11 @@ impl Room {
         let round = &self.round;
         let config = round.config();
         let now = self.now();
-        let connected = round.connected();
         let ready = round.ready();
+        // Who is connected is the room's live knowledge, not a fold of old events.
         let player = |seat: Seat| PlayerInfo {
             name: config.players.get(seat).clone(),
-            connected: *connected.get(seat),
+            connected: *self.seat_connections.get(seat) > 0,
             ready: *ready.get(seat),
         };
         let to_move = round.to_move();

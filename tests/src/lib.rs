@@ -85,6 +85,7 @@ impl Database {
                 &format!("DROP DATABASE IF EXISTS {name}"),
             ])
             .args(["-c", &format!("CREATE DATABASE {name}")])
+            .env("PGOPTIONS", "--client-min-messages=warning")
             .status()
             .expect("run psql");
         assert!(status.success(), "could not create database {name}");
