@@ -3,6 +3,7 @@
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
+use hakem_games::record::Record;
 use hakem_games::{AnyPosition, GameKind, MoveError, Side};
 use serde::Serialize;
 
@@ -16,10 +17,21 @@ pub enum RulesCommand {
         #[arg(long)]
         depth: u32,
     },
-    /// Play a move list and print the position and the result.
+    /// Play a move list (or check a game record) and print the position and the result.
     Replay {
-        #[command(flatten)]
-        game: GameArgs,
+        /// pentago, quoridor or pente (not needed with --record).
+        #[arg(long, required_unless_present = "record")]
+        game: Option<GameKind>,
+        /// Preset: pentago tr (default) or classic; quoridor standard; pente tournament (default) or free.
+        #[arg(long)]
+        variant: Option<String>,
+        /// Moves from the start, space-separated, in the game's notation.
+        #[arg(long, default_value = "", conflicts_with = "record")]
+        moves: String,
+        /// A game record exported by the server (`/api/matches/ID/record`): replay and verify
+        /// every set.
+        #[arg(long)]
+        record: Option<std::path::PathBuf>,
         /// One line of JSON: {"result":..,"reason":..,"plies":N}, or an error object.
         #[arg(long)]
         json: bool,
@@ -66,7 +78,25 @@ pub fn run(cmd: RulesCommand) -> ExitCode {
             }
             Err(failure) => failure.report(false),
         },
-        RulesCommand::Replay { game, json } => match game.replay() {
+        RulesCommand::Replay {
+            record: Some(path),
+            json,
+            ..
+        } => verify_record(&path, json),
+        RulesCommand::Replay {
+            game,
+            variant,
+            moves,
+            json,
+            ..
+        } => match (GameArgs {
+            // clap requires --game when --record is absent.
+            game: game.unwrap_or(GameKind::Pentago),
+            variant,
+            moves,
+        })
+        .replay()
+        {
             Ok(pos) => {
                 if json {
                     let outcome = pos.outcome();
@@ -95,6 +125,88 @@ pub fn run(cmd: RulesCommand) -> ExitCode {
             Err(failure) => failure.report(false),
         },
     }
+}
+
+/// Replays every set of a record file; status 2 when any set is wrong or the file unreadable.
+fn verify_record(path: &std::path::Path, json: bool) -> ExitCode {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) => {
+            eprintln!("hakem: {}: {e}", path.display());
+            return ExitCode::from(BAD_INPUT);
+        }
+    };
+    let record = match Record::parse(&text) {
+        Ok(record) => record,
+        Err(e) => {
+            if json {
+                print_json(&ErrorJson {
+                    error: "bad_record",
+                    ply: None,
+                    r#move: None,
+                    message: &e.to_string(),
+                    code: None,
+                });
+            }
+            eprintln!("hakem: {}: {e}", path.display());
+            return ExitCode::from(BAD_INPUT);
+        }
+    };
+    let checks = record.verify();
+    let ok = checks.iter().all(|c| c.problem.is_none());
+    if json {
+        let sets: Vec<_> = checks
+            .iter()
+            .map(|c| SetJson {
+                set: &c.set,
+                result: &c.result,
+                reason: &c.reason,
+                plies: c.plies,
+                ok: c.problem.is_none(),
+                problem: c.problem.as_deref(),
+            })
+            .collect();
+        print_json(&RecordJson { ok, sets });
+    } else {
+        for c in &checks {
+            match &c.problem {
+                None => println!(
+                    "set {}: {} by {} after {} moves: verified",
+                    c.set, c.result, c.reason, c.plies
+                ),
+                Some(problem) => println!("set {}: WRONG: {problem}", c.set),
+            }
+        }
+        if let Some(round) = record.round() {
+            println!(
+                "round: {} ({})",
+                round.tag("RoundWinner").unwrap_or("*"),
+                round.tag("RoundReason").unwrap_or("not finished")
+            );
+        }
+    }
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(BAD_INPUT)
+    }
+}
+
+#[derive(Serialize)]
+struct RecordJson<'a> {
+    ok: bool,
+    sets: Vec<SetJson<'a>>,
+}
+
+#[derive(Serialize)]
+struct SetJson<'a> {
+    set: &'a str,
+    result: &'a str,
+    reason: &'a str,
+    plies: usize,
+    ok: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    problem: Option<&'a str>,
 }
 
 #[derive(Serialize)]

@@ -19,6 +19,7 @@ pub mod pentago;
 pub mod pente;
 mod perft;
 pub mod quoridor;
+pub mod record;
 
 pub use any::{AnyPosition, GameKind, UnknownGame, UnknownVariant};
 pub use error::MoveError;

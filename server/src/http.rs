@@ -34,6 +34,7 @@ pub fn router(app: Arc<App>, metrics: Option<PrometheusHandle>) -> Router {
         .route("/healthz", get(|| async { Json(json!({"status": "ok"})) }))
         .route("/api/matches", get(list_matches))
         .route("/api/matches/{id}", get(match_state))
+        .route("/api/matches/{id}/record", get(match_record))
         .with_state(app)
 }
 
@@ -50,24 +51,39 @@ async fn list_matches(State(app): State<Arc<App>>) -> Response {
 }
 
 async fn match_state(Path(id): Path<String>, State(app): State<Arc<App>>) -> Response {
-    let not_found = || {
-        (
-            StatusCode::NOT_FOUND,
-            Json(json!({"code": "unknown_match", "message": format!("no match {id:?}")})),
-        )
-            .into_response()
-    };
     let Some(room) = app.room(&id).await else {
-        return not_found();
+        return unknown_match(&id);
     };
     let (reply, answer) = oneshot::channel();
     if room.tx.send(RoomCommand::Snapshot { reply }).await.is_err() {
-        return not_found();
+        return unknown_match(&id);
     }
     match answer.await {
         Ok(state) => Json(state).into_response(),
-        Err(_) => not_found(),
+        Err(_) => unknown_match(&id),
     }
+}
+
+async fn match_record(Path(id): Path<String>, State(app): State<Arc<App>>) -> Response {
+    let Some(room) = app.room(&id).await else {
+        return unknown_match(&id);
+    };
+    let (reply, answer) = oneshot::channel();
+    if room.tx.send(RoomCommand::Record { reply }).await.is_err() {
+        return unknown_match(&id);
+    }
+    match answer.await {
+        Ok(text) => ([("content-type", "text/plain; charset=utf-8")], text).into_response(),
+        Err(_) => unknown_match(&id),
+    }
+}
+
+fn unknown_match(id: &str) -> Response {
+    (
+        StatusCode::NOT_FOUND,
+        Json(json!({"code": "unknown_match", "message": format!("no match {id:?}")})),
+    )
+        .into_response()
 }
 
 /// Serves until `shutdown` completes.

@@ -6,6 +6,7 @@
 
 pub mod clock;
 pub mod http;
+pub mod record;
 pub mod room;
 pub mod round;
 pub mod session;

@@ -120,6 +120,10 @@ pub enum RoomCommand {
     Snapshot {
         reply: oneshot::Sender<MatchState>,
     },
+    /// The game record, as text.
+    Record {
+        reply: oneshot::Sender<String>,
+    },
 }
 
 /// An action as a member sends it, before the room knows the seat.
@@ -347,6 +351,11 @@ impl Room {
             } => self.act(conn, action, &outbox, re, received).await,
             RoomCommand::Snapshot { reply } => {
                 let _ = reply.send(self.state(Role::Spectator, false));
+            }
+            RoomCommand::Record { reply } => {
+                let frames: Vec<String> = self.log.iter().map(|f| f.as_str().to_string()).collect();
+                let record = crate::record::record_of(&self.id, self.round.config(), &frames);
+                let _ = reply.send(record.to_text());
             }
         }
     }
