@@ -8,6 +8,7 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use axum::serve::ListenerExt;
 use axum::{Json, Router};
 use hakem_protocol::MAX_FRAME_BYTES;
 use metrics_exporter_prometheus::PrometheusHandle;
@@ -41,8 +42,14 @@ pub fn router(app: Arc<App>, metrics: Option<PrometheusHandle>) -> Router {
 async fn websocket(ws: WebSocketUpgrade, State(app): State<Arc<App>>) -> Response {
     // Frames up to 4x the protocol limit are read so that an oversized one gets a `too_large`
     // reply instead of a dropped connection; anything bigger is cut off by the socket layer.
+    // The socket layer's default buffers (128 KiB each way) are far too big for tens of
+    // thousands of mostly idle sockets; frames here are a few hundred bytes. A write buffer of 0
+    // sends each frame at once.
     ws.max_message_size(4 * MAX_FRAME_BYTES)
         .max_frame_size(4 * MAX_FRAME_BYTES)
+        .read_buffer_size(4 * 1024)
+        .write_buffer_size(0)
+        .max_write_buffer_size(256 * 1024)
         .on_upgrade(move |socket| session::serve(socket, app))
 }
 
@@ -93,6 +100,14 @@ pub async fn serve(
     metrics: Option<PrometheusHandle>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    let send_buffer = app.limits.socket_send_buffer;
+    let listener = listener.tap_io(move |tcp| {
+        // Moves are small and latency matters more than packing them into fewer segments.
+        let _ = tcp.set_nodelay(true);
+        if let Some(bytes) = send_buffer {
+            let _ = socket2::SockRef::from(&*tcp).set_send_buffer_size(bytes);
+        }
+    });
     axum::serve(listener, router(app, metrics))
         .with_graceful_shutdown(shutdown)
         .await

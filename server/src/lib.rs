@@ -32,6 +32,37 @@ pub struct App {
     /// The organizer's token.
     pub admin_token: String,
     store: Option<Store>,
+    pub limits: Limits,
+}
+
+/// What a connection may do before the server stops listening to it.
+#[derive(Clone, Debug)]
+pub struct Limits {
+    /// Messages a second a client may send on average.
+    pub rate_per_sec: f64,
+    /// Messages a client may send at once.
+    pub rate_burst: f64,
+    /// Frames queued for a client before it counts as not reading and is dropped.
+    pub outbox_frames: usize,
+    /// Time to say `hello`.
+    pub hello_timeout: std::time::Duration,
+    /// Idle sockets are pinged this often, and closed after three times this without a word.
+    pub ping_interval: std::time::Duration,
+    /// The kernel's send buffer per socket, when set (the operating system's default if not).
+    pub socket_send_buffer: Option<usize>,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            rate_per_sec: 20.0,
+            rate_burst: 40.0,
+            outbox_frames: 1024,
+            hello_timeout: std::time::Duration::from_secs(10),
+            ping_interval: std::time::Duration::from_secs(30),
+            socket_send_buffer: None,
+        }
+    }
 }
 
 /// Why a match could not be created.
@@ -53,12 +84,13 @@ pub struct Created {
 impl App {
     /// `store`: where matches are kept; `None` keeps them in memory only (for tests of the
     /// server's logic, never for a real server).
-    pub fn new(admin_token: String, store: Option<Store>) -> Arc<App> {
+    pub fn new(admin_token: String, store: Option<Store>, limits: Limits) -> Arc<App> {
         Arc::new(App {
             rooms: DashMap::new(),
             next_conn: AtomicU64::new(1),
             admin_token,
             store,
+            limits,
         })
     }
 

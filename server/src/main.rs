@@ -25,6 +25,19 @@ struct Args {
     /// Log lines as JSON objects.
     #[arg(long)]
     log_json: bool,
+    /// Messages a second a client may send on average (more gets `rate_limited`, then the
+    /// connection is closed).
+    #[arg(long, default_value_t = 20.0)]
+    rate_limit: f64,
+    /// Messages a client may send in one burst.
+    #[arg(long, default_value_t = 40.0)]
+    rate_burst: f64,
+    /// Frames queued for a client that does not read before it is disconnected.
+    #[arg(long, default_value_t = 1024)]
+    outbox_frames: usize,
+    /// The kernel send buffer of each client socket, in bytes (the system default if unset).
+    #[arg(long)]
+    socket_send_buffer: Option<usize>,
 }
 
 #[tokio::main]
@@ -83,7 +96,14 @@ async fn main() -> std::process::ExitCode {
         }
     };
     let addr = listener.local_addr().unwrap_or(args.listen);
-    let app = hakem_server::App::new(admin_token, Some(store));
+    let limits = hakem_server::Limits {
+        rate_per_sec: args.rate_limit.max(0.1),
+        rate_burst: args.rate_burst.max(1.0),
+        outbox_frames: args.outbox_frames.max(8),
+        socket_send_buffer: args.socket_send_buffer,
+        ..hakem_server::Limits::default()
+    };
+    let app = hakem_server::App::new(admin_token, Some(store), limits);
     match app.restore_live_matches().await {
         Ok(0) => {}
         Ok(count) => tracing::info!(count, "live matches restored"),

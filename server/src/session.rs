@@ -19,21 +19,27 @@ use crate::round::Command;
 use crate::tokens::same_token;
 use crate::App;
 
-/// Frames queued for one connection before it counts as not reading.
-const OUTBOX_FRAMES: usize = 1024;
-
-/// A connection must say `hello` within this time.
-const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
-
 pub async fn serve(socket: WebSocket, app: Arc<App>) {
+    let limits = app.limits.clone();
     let conn = app.next_conn_id();
-    let (tx, mut rx) = mpsc::channel::<Utf8Bytes>(OUTBOX_FRAMES);
+    let (tx, mut rx) = mpsc::channel::<Utf8Bytes>(limits.outbox_frames);
     let kill = Arc::new(Notify::new());
     let outbox = Outbox::new(tx, kill.clone());
     let (mut sink, mut stream) = socket.split();
+    let ping_every = limits.ping_interval;
     let writer = tokio::spawn(async move {
-        while let Some(frame) = rx.recv().await {
-            if sink.send(Message::Text(frame)).await.is_err() {
+        let mut ping =
+            tokio::time::interval_at(tokio::time::Instant::now() + ping_every, ping_every);
+        loop {
+            let message = tokio::select! {
+                frame = rx.recv() => match frame {
+                    Some(frame) => Message::Text(frame),
+                    None => break,
+                },
+                // Idle sockets are pinged so that dead peers are noticed.
+                _ = ping.tick() => Message::Ping(Default::default()),
+            };
+            if sink.send(message).await.is_err() {
                 break;
             }
         }
@@ -47,31 +53,105 @@ pub async fn serve(socket: WebSocket, app: Arc<App>) {
         identity: None,
         token: None,
         joined: HashMap::new(),
+        bucket: TokenBucket::new(limits.rate_per_sec, limits.rate_burst),
+        refused_in_a_row: 0,
     };
-    let hello_deadline = tokio::time::Instant::now() + HELLO_TIMEOUT;
+    let hello_deadline = tokio::time::Instant::now() + limits.hello_timeout;
+    let mut last_heard = tokio::time::Instant::now();
+    let mut idle_check = tokio::time::interval(limits.ping_interval);
     loop {
         let frame = tokio::select! {
             frame = stream.next() => frame,
-            _ = kill.notified() => break,
-            _ = tokio::time::sleep_until(hello_deadline), if session.identity.is_none() => {
-                session.error(None, ErrorCode::Unauthorized, "no hello within 10 seconds");
+            _ = kill.notified() => {
+                tracing::info!(conn, "connection too slow to read its frames: closed");
                 break;
             }
-        };
-        match frame {
-            Some(Ok(Message::Text(text))) => session.on_text(text.as_str()).await,
-            Some(Ok(Message::Binary(_))) => {
-                session.error(None, ErrorCode::BadRequest, "send text frames with JSON")
+            _ = tokio::time::sleep_until(hello_deadline), if session.identity.is_none() => {
+                session.error(None, ErrorCode::Unauthorized, "no hello within the time allowed");
+                break;
             }
-            Some(Ok(Message::Ping(_) | Message::Pong(_))) => {}
-            Some(Ok(Message::Close(_)) | Err(_)) | None => break,
+            _ = idle_check.tick() => {
+                if last_heard.elapsed() > 3 * limits.ping_interval {
+                    tracing::info!(conn, "connection silent, not even answering pings: closed");
+                    break;
+                }
+                continue;
+            }
+        };
+        last_heard = tokio::time::Instant::now();
+        let Some(Ok(message)) = frame else {
+            break;
+        };
+        let text = match message {
+            Message::Text(text) => text,
+            Message::Binary(_) => Utf8Bytes::from_static(""),
+            Message::Ping(_) | Message::Pong(_) => continue,
+            Message::Close(_) => break,
+        };
+        if !session.admit() {
+            break;
         }
+        if text.is_empty() {
+            session.error(None, ErrorCode::BadRequest, "send text frames with JSON");
+            continue;
+        }
+        session.on_text(text.as_str()).await;
+    }
+    if let Some(identity) = &session.identity {
+        metrics::gauge!("hakem_connections", "kind" => kind_label(identity.kind)).decrement(1.0);
     }
     session.leave_all().await;
     drop(session);
-    // The writer ends once every room has dropped this connection's outbox; it is only
-    // waited on briefly so that a final error frame can go out.
-    let _ = tokio::time::timeout(Duration::from_secs(1), writer).await;
+    // Let the writer send what is queued and a Close frame while the peer's unread frames are
+    // drained: closing a socket with unread input resets it, and the peer would lose our last
+    // frames (a `rate_limited` error, say).
+    let drain = async { while let Some(Ok(_)) = stream.next().await {} };
+    let _ = tokio::time::timeout(Duration::from_secs(2), async {
+        let _ = tokio::join!(writer, drain);
+    })
+    .await;
+}
+
+fn kind_label(kind: IdentityKind) -> &'static str {
+    match kind {
+        IdentityKind::Guest => "guest",
+        IdentityKind::Player => "player",
+        IdentityKind::Bot => "bot",
+        IdentityKind::Arbiter => "arbiter",
+        IdentityKind::Organizer => "organizer",
+    }
+}
+
+/// Allows `rate` messages a second on average and bursts of `burst`.
+struct TokenBucket {
+    rate: f64,
+    burst: f64,
+    tokens: f64,
+    last: tokio::time::Instant,
+}
+
+impl TokenBucket {
+    fn new(rate: f64, burst: f64) -> TokenBucket {
+        TokenBucket {
+            rate,
+            burst,
+            tokens: burst,
+            last: tokio::time::Instant::now(),
+        }
+    }
+
+    fn take(&mut self) -> bool {
+        let now = tokio::time::Instant::now();
+        let earned = now.duration_since(self.last).as_secs_f64() * self.rate;
+        self.tokens = (self.tokens + earned).min(self.burst);
+        self.last = now;
+        if self.tokens >= 1.0 {
+            self.tokens -= 1.0;
+            true
+        } else {
+            false
+        }
+    }
 }
 
 struct Session {
@@ -82,9 +162,30 @@ struct Session {
     /// A token given in `hello`, used by a `join` that names none.
     token: Option<String>,
     joined: HashMap<String, RoomHandle>,
+    bucket: TokenBucket,
+    /// Messages refused for flooding since the last one accepted.
+    refused_in_a_row: u32,
 }
 
 impl Session {
+    /// Rate limiting: false when the connection keeps flooding and must be closed.
+    fn admit(&mut self) -> bool {
+        if self.bucket.take() {
+            self.refused_in_a_row = 0;
+            return true;
+        }
+        self.refused_in_a_row += 1;
+        if self.refused_in_a_row == 1 {
+            self.error(
+                None,
+                ErrorCode::RateLimited,
+                "too many messages: slow down or the connection will be closed",
+            );
+        }
+        // A client that ignores the warning for a whole burst's worth of messages is cut off.
+        (self.refused_in_a_row as f64) <= self.bucket.burst
+    }
+
     fn send(&self, message: &ServerMessage) {
         self.outbox.send_message(message);
     }
@@ -221,6 +322,9 @@ impl Session {
             kind,
             name: String::new(),
         };
+        if self.identity.is_none() {
+            metrics::gauge!("hakem_connections", "kind" => kind_label(kind)).increment(1.0);
+        }
         self.identity = Some(identity.clone());
         self.token = token.filter(|_| kind == IdentityKind::Player);
         self.send(&ServerMessage::Welcome {

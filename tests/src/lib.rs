@@ -132,7 +132,10 @@ impl Server {
             ])
             .args(["--database", &database.url])
             .args(args)
-            .env("HAKEM_LOG", "warn")
+            .env(
+                "HAKEM_LOG",
+                std::env::var("HAKEM_TEST_LOG").unwrap_or_else(|_| "warn".into()),
+            )
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
@@ -268,6 +271,14 @@ impl Client {
 
     pub async fn send(&mut self, message: Value) {
         self.send_text(message.to_string()).await;
+    }
+
+    /// Sends a frame; false when the connection is already closed.
+    pub async fn try_send(&mut self, message: Value) -> bool {
+        self.ws
+            .send(Message::Text(message.to_string().into()))
+            .await
+            .is_ok()
     }
 
     pub async fn send_text(&mut self, text: String) {

@@ -1,0 +1,119 @@
+//! Limits against bad clients: floods, oversized frames, readers that stop reading; and the
+//! operator's view of it all in /metrics.
+
+use std::time::Duration;
+
+use futures_util::{SinkExt, StreamExt};
+use hakem_blackbox::{seated_pair, Client, Server};
+use serde_json::{json, Value};
+use tokio::net::TcpSocket;
+use tokio_tungstenite::tungstenite::Message;
+
+#[tokio::test]
+async fn a_flooding_client_is_warned_then_disconnected() {
+    let server = Server::start_with(&["--rate-limit", "5", "--rate-burst", "10"]);
+    let mut flooder = Client::connect(&server, "flooder", None).await;
+    for i in 0..200 {
+        if !flooder.try_send(json!({"type": "ping", "id": i})).await {
+            break;
+        }
+    }
+    let frames = flooder.closed().await;
+    let limited = frames
+        .iter()
+        .filter(|f| f["code"] == "rate_limited")
+        .count();
+    assert_eq!(limited, 1, "one warning, then the door: {frames:?}");
+    let pongs = frames.iter().filter(|f| f["type"] == "pong").count();
+    assert!((10..=20).contains(&pongs), "the burst was served: {pongs}");
+
+    // Others are not affected.
+    let mut calm = Client::connect(&server, "calm", None).await;
+    let pong = calm.request(json!({"type": "ping"})).await;
+    assert_eq!(pong["type"], "pong");
+}
+
+#[tokio::test]
+async fn a_spectator_that_stops_reading_is_dropped_without_slowing_the_players() {
+    let server = Server::start_with(&["--outbox-frames", "8", "--socket-send-buffer", "4096"]);
+    let (mut p1, mut p2, m) = seated_pair(&server, json!({"game": "quoridor"})).await;
+
+    // A spectator with a tiny receive window that never reads.
+    let socket = TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(2048).unwrap();
+    let stream = socket.connect(server.addr.parse().unwrap()).await.unwrap();
+    let (mut lazy, _) = tokio_tungstenite::client_async(server.ws_url(), stream)
+        .await
+        .unwrap();
+    lazy.send(Message::Text(
+        json!({"type": "hello", "protocol": 1}).to_string().into(),
+    ))
+    .await
+    .unwrap();
+    lazy.send(Message::Text(
+        json!({"type": "watch", "match": m.id}).to_string().into(),
+    ))
+    .await
+    .unwrap();
+
+    p1.accepted(json!({"type": "ready", "match": m.id})).await;
+    p2.accepted(json!({"type": "ready", "match": m.id})).await;
+    // Pawns walk back and forth: hundreds of events, each acknowledged promptly.
+    let started = std::time::Instant::now();
+    let shuffle = [("e2", "e8"), ("e1", "e9")];
+    for round in 0..150 {
+        let (a, b) = shuffle[round % 2];
+        p1.accepted(json!({"type": "move", "match": m.id, "move": a}))
+            .await;
+        p2.accepted(json!({"type": "move", "match": m.id, "move": b}))
+            .await;
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "players were held up"
+    );
+
+    // The spectator finds its connection closed before it has seen everything.
+    let mut events = 0;
+    loop {
+        match tokio::time::timeout(Duration::from_secs(10), lazy.next()).await {
+            Ok(Some(Ok(Message::Text(text)))) => {
+                let frame: Value = serde_json::from_str(text.as_str()).unwrap();
+                if frame["type"] == "event" {
+                    events += 1;
+                }
+            }
+            Ok(Some(Ok(_))) => {}
+            Ok(Some(Err(_)) | None) => break,
+            Err(_) => panic!("the lazy spectator was never dropped ({events} events read)"),
+        }
+    }
+    assert!(events < 600, "it saw {events} events, all of them");
+}
+
+#[tokio::test]
+async fn metrics_show_connections_matches_moves_and_errors() {
+    let server = Server::start();
+    let (mut p1, mut p2, m) = seated_pair(&server, json!({"game": "pente"})).await;
+    p1.accepted(json!({"type": "ready", "match": m.id})).await;
+    p2.accepted(json!({"type": "ready", "match": m.id})).await;
+    p1.accepted(json!({"type": "move", "match": m.id, "move": "K10"}))
+        .await;
+    p1.refused(
+        json!({"type": "move", "match": m.id, "move": "K11"}),
+        "not_your_turn",
+    )
+    .await;
+    let (status, text) = server.get("/metrics");
+    assert_eq!(status, 200);
+    for needle in [
+        "hakem_connections{kind=\"guest\"} 2",
+        "hakem_live_matches 1",
+        "hakem_moves_total 1",
+        "hakem_errors_total{code=\"not_your_turn\"} 1",
+        "hakem_action_seconds",
+        "hakem_store_commit_seconds",
+    ] {
+        assert!(text.contains(needle), "{needle} missing in\n{text}");
+    }
+}
