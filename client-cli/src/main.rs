@@ -1,10 +1,18 @@
 //! `hakem`: the command-line client of the hakem tournament game server.
 
+use std::future::Future;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod arbiter;
+mod connection;
+mod create;
+mod play;
 mod rules;
+mod session;
+mod view;
+mod watch;
 
 #[derive(Parser)]
 #[command(
@@ -19,6 +27,14 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Create a match on a server; print its id, the seat tokens and the arbiter token.
+    Create(create::CreateArgs),
+    /// Take a seat in a match and play it from the terminal (line commands on stdin).
+    Play(play::PlayArgs),
+    /// Follow a match as a spectator until the round ends.
+    Watch(watch::WatchArgs),
+    /// Run a match as its arbiter: warnings, pauses, clock adjustments, decisions.
+    Arbiter(arbiter::ArbiterArgs),
     /// Offline rules tools: perft, replay, show.
     #[command(subcommand)]
     Rules(rules::RulesCommand),
@@ -27,6 +43,25 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
+        Command::Create(args) => run_async(create::run(args)),
+        Command::Play(args) => run_async(play::run(args)),
+        Command::Watch(args) => run_async(watch::run(args)),
+        Command::Arbiter(args) => run_async(arbiter::run(args)),
         Command::Rules(cmd) => rules::run(cmd),
+    }
+}
+
+/// Runs a network command on a single-threaded runtime: one connection needs no more, and the
+/// build machines are small.
+fn run_async(command: impl Future<Output = ExitCode>) -> ExitCode {
+    match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime.block_on(command),
+        Err(e) => {
+            eprintln!("hakem: cannot start the network runtime: {e}");
+            ExitCode::from(session::FAILURE)
+        }
     }
 }

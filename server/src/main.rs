@@ -13,7 +13,7 @@ use tracing_subscriber::EnvFilter;
 )]
 struct Args {
     /// Address to listen on; port 0 picks a free port (printed when ready).
-    #[arg(long, default_value = "127.0.0.1:8080")]
+    #[arg(long, env = "HAKEM_LISTEN", default_value = "127.0.0.1:8080")]
     listen: SocketAddr,
     /// Where matches are stored: sqlite://FILE (created if missing) or postgres://...
     #[arg(long, env = "HAKEM_DATABASE", default_value = "sqlite://hakem.db")]
@@ -23,17 +23,17 @@ struct Args {
     #[arg(long, env = "HAKEM_ADMIN_TOKEN", hide_env_values = true)]
     admin_token: Option<String>,
     /// Log lines as JSON objects.
-    #[arg(long)]
+    #[arg(long, env = "HAKEM_LOG_JSON")]
     log_json: bool,
     /// Messages a second a client may send on average (more gets `rate_limited`, then the
     /// connection is closed).
-    #[arg(long, default_value_t = 20.0)]
+    #[arg(long, env = "HAKEM_RATE_LIMIT", default_value_t = 20.0)]
     rate_limit: f64,
     /// Messages a client may send in one burst.
-    #[arg(long, default_value_t = 40.0)]
+    #[arg(long, env = "HAKEM_RATE_BURST", default_value_t = 40.0)]
     rate_burst: f64,
     /// Frames queued for a client that does not read before it is disconnected.
-    #[arg(long, default_value_t = 1024)]
+    #[arg(long, env = "HAKEM_OUTBOX_FRAMES", default_value_t = 1024)]
     outbox_frames: usize,
     /// The kernel send buffer of each client socket, in bytes (the system default if unset).
     #[arg(long)]

@@ -1,0 +1,234 @@
+//! The WebSocket connection to a hakem server: the address, the `hello` handshake, and frames
+//! in and out. Nothing the server sends can make the client panic: a frame this client does not
+//! understand comes out as [`Incoming::Other`].
+
+use std::fmt;
+use std::time::Duration;
+
+use futures_util::{SinkExt, StreamExt};
+use hakem_protocol::{ClientFrame, ClientMessage, ServerMessage, PROTOCOL_VERSION};
+use serde_json::Value;
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+
+/// Where `hakem-server` listens when started without flags.
+pub const DEFAULT_SERVER: &str = "ws://127.0.0.1:8080/ws";
+
+/// How long to wait for the server to answer the connection and the `hello`.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A failure that ends the command with exit status 1.
+#[derive(Debug)]
+pub struct ClientError(pub String);
+
+impl fmt::Display for ClientError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<String> for ClientError {
+    fn from(message: String) -> ClientError {
+        ClientError(message)
+    }
+}
+
+/// Reads `--server`: a `ws://` or `wss://` URL; `http(s)://` (as the server prints its address)
+/// and a bare `HOST:PORT` are accepted too, and a URL without a path gets `/ws`.
+pub fn parse_server_url(text: &str) -> Result<String, String> {
+    let text = text.trim();
+    let (scheme, rest) = match text.split_once("://") {
+        Some((scheme, rest)) => (scheme.to_ascii_lowercase(), rest),
+        None => ("ws".to_string(), text),
+    };
+    let scheme = match scheme.as_str() {
+        "ws" | "http" => "ws",
+        "wss" | "https" => "wss",
+        other => {
+            return Err(format!(
+                "unsupported scheme {other}://; use ws://HOST:PORT/ws"
+            ))
+        }
+    };
+    if rest.is_empty() || rest.starts_with('/') {
+        return Err("the server address has no host; use ws://HOST:PORT/ws".to_string());
+    }
+    if rest.chars().any(char::is_whitespace) {
+        return Err("the server address contains a space".to_string());
+    }
+    if rest.contains('/') {
+        Ok(format!("{scheme}://{rest}"))
+    } else {
+        Ok(format!("{scheme}://{rest}/ws"))
+    }
+}
+
+/// A frame from the server.
+#[derive(Debug)]
+pub enum Incoming {
+    Message(ServerMessage),
+    /// Valid JSON that this client's protocol types do not describe (a newer server's
+    /// extension, say); callers look into it as far as they can.
+    Other(Value),
+}
+
+pub struct Connection {
+    ws: WebSocketStream<MaybeTlsStream<TcpStream>>,
+    next_id: u64,
+}
+
+impl Connection {
+    /// Connects and says `hello` as a guest; seats and the arbiter's chair are taken by `join`.
+    pub async fn open(url: &str) -> Result<Connection, ClientError> {
+        let connecting = tokio_tungstenite::connect_async(url);
+        let (ws, _) = tokio::time::timeout(HANDSHAKE_TIMEOUT, connecting)
+            .await
+            .map_err(|_| ClientError(format!("no answer from {url} within 10 seconds")))?
+            .map_err(|e| ClientError(format!("cannot connect to {url}: {e}")))?;
+        let mut connection = Connection { ws, next_id: 1 };
+        connection
+            .send(ClientMessage::Hello {
+                protocol: PROTOCOL_VERSION,
+                client: Some(format!("hakem-cli/{}", env!("CARGO_PKG_VERSION"))),
+                token: None,
+            })
+            .await?;
+        let welcome = tokio::time::timeout(HANDSHAKE_TIMEOUT, async {
+            loop {
+                match connection.recv().await? {
+                    None => {
+                        return Err(ClientError(
+                            "the server closed the connection during the handshake".into(),
+                        ))
+                    }
+                    Some(Incoming::Message(ServerMessage::Welcome { .. })) => return Ok(()),
+                    Some(Incoming::Message(ServerMessage::Error(error))) => {
+                        return Err(ClientError(format!(
+                            "the server refused the connection: {} ({})",
+                            error.message, error.code
+                        )))
+                    }
+                    // Nothing else is expected before the welcome; skip it.
+                    Some(_) => {}
+                }
+            }
+        });
+        welcome
+            .await
+            .map_err(|_| ClientError(format!("{url} did not answer hello within 10 seconds")))??;
+        Ok(connection)
+    }
+
+    /// Sends a message with a fresh `id`; returns that id, which the reply carries as `re`.
+    pub async fn send(&mut self, message: ClientMessage) -> Result<u64, ClientError> {
+        let id = self.next_id;
+        self.next_id += 1;
+        let frame = ClientFrame {
+            id: Some(Value::from(id)),
+            message,
+        };
+        let text = serde_json::to_string(&frame)
+            .map_err(|e| ClientError(format!("cannot encode a message: {e}")))?;
+        self.ws
+            .send(Message::Text(text.into()))
+            .await
+            .map_err(|e| ClientError(format!("cannot send to the server: {e}")))?;
+        Ok(id)
+    }
+
+    /// The next frame, or `None` once the server has closed the connection.
+    pub async fn recv(&mut self) -> Result<Option<Incoming>, ClientError> {
+        loop {
+            match self.ws.next().await {
+                None | Some(Ok(Message::Close(_))) => return Ok(None),
+                Some(Err(e)) => {
+                    return Err(ClientError(format!(
+                        "the connection to the server broke: {e}"
+                    )))
+                }
+                Some(Ok(Message::Text(text))) => return Ok(Some(decode(text.as_str()))),
+                // Binary frames are not part of the protocol; pings are answered by the library.
+                Some(Ok(_)) => {}
+            }
+        }
+    }
+
+    /// Sends `message` and waits for its direct reply (`re` = its id), skipping other frames.
+    pub async fn request(&mut self, message: ClientMessage) -> Result<Incoming, ClientError> {
+        let id = self.send(message).await?;
+        let reply = tokio::time::timeout(HANDSHAKE_TIMEOUT, async {
+            loop {
+                match self.recv().await? {
+                    None => {
+                        return Err(ClientError(
+                            "the server closed the connection before replying".into(),
+                        ))
+                    }
+                    Some(incoming) if reply_to(&incoming) == Some(id) => return Ok(incoming),
+                    Some(_) => {}
+                }
+            }
+        });
+        reply
+            .await
+            .map_err(|_| ClientError("no reply from the server within 10 seconds".into()))?
+    }
+
+    /// Closes politely; errors do not matter at that point.
+    pub async fn close(mut self) {
+        let _ = self.ws.close(None).await;
+    }
+}
+
+fn decode(text: &str) -> Incoming {
+    match serde_json::from_str::<ServerMessage>(text) {
+        Ok(message) => Incoming::Message(message),
+        Err(_) => Incoming::Other(serde_json::from_str(text).unwrap_or(Value::Null)),
+    }
+}
+
+/// The id of the request a frame answers, if it is a direct reply.
+pub fn reply_to(incoming: &Incoming) -> Option<u64> {
+    let re = match incoming {
+        Incoming::Message(message) => match message {
+            ServerMessage::Pong { re, .. }
+            | ServerMessage::MatchCreated { re, .. }
+            | ServerMessage::Matches { re, .. }
+            | ServerMessage::Ack { re, .. } => re.as_ref(),
+            ServerMessage::Error(error) => error.re.as_ref(),
+            _ => None,
+        },
+        Incoming::Other(value) => value.get("re"),
+    };
+    re.and_then(Value::as_u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn server_addresses_are_normalised() {
+        let ok = |text: &str| parse_server_url(text).unwrap();
+        assert_eq!(ok("ws://127.0.0.1:8080/ws"), "ws://127.0.0.1:8080/ws");
+        assert_eq!(ok("http://127.0.0.1:9000"), "ws://127.0.0.1:9000/ws");
+        assert_eq!(ok("https://hakem.example"), "wss://hakem.example/ws");
+        assert_eq!(ok("localhost:8080"), "ws://localhost:8080/ws");
+        assert_eq!(ok("ws://h:1/custom/path"), "ws://h:1/custom/path");
+        assert!(parse_server_url("ftp://h").is_err());
+        assert!(parse_server_url("ws://").is_err());
+        assert!(parse_server_url("").is_err());
+    }
+
+    #[test]
+    fn unknown_frames_do_not_fail() {
+        assert!(matches!(
+            decode(r#"{"type":"event","match":"m","seq":1,"event":{"kind":"fireworks"}}"#),
+            Incoming::Other(_)
+        ));
+        assert!(matches!(decode("not json"), Incoming::Other(Value::Null)));
+        let error = decode(r#"{"type":"error","re":4,"code":"new_code","message":"m"}"#);
+        assert_eq!(reply_to(&error), Some(4));
+    }
+}

@@ -1,0 +1,575 @@
+//! The `hakem` client, black-box: a real `hakem-server`, and real `hakem create`, `play`,
+//! `watch` and `arbiter` processes driven through their stdin and read through their stdout,
+//! as a person at a terminal (or a script with pipes) would use them.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Child, ChildStdin, Command, Output, Stdio};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use hakem_blackbox::{binary, Server, PATIENCE};
+use serde_json::Value;
+
+/// A running `hakem` process with its output collected line by line.
+struct Hakem {
+    name: &'static str,
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: Arc<(Mutex<Vec<String>>, Condvar)>,
+    /// The whole of stderr, once the process has ended.
+    stderr: Option<thread::JoinHandle<String>>,
+    /// Lines before this index have been matched by `expect` already.
+    cursor: usize,
+}
+
+impl Hakem {
+    fn spawn(name: &'static str, args: &[&str]) -> Hakem {
+        let mut child = Command::new(binary("hakem"))
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start hakem");
+        let stdout = Arc::new((Mutex::new(Vec::new()), Condvar::new()));
+        let out = child.stdout.take().expect("stdout");
+        let lines = stdout.clone();
+        thread::spawn(move || {
+            for line in BufReader::new(out).lines() {
+                let Ok(line) = line else { break };
+                let (list, ready) = &*lines;
+                list.lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .push(line);
+                ready.notify_all();
+            }
+        });
+        let mut err = child.stderr.take().expect("stderr");
+        let stderr = thread::spawn(move || {
+            let mut all = String::new();
+            let _ = err.read_to_string(&mut all);
+            all
+        });
+        Hakem {
+            name,
+            stdin: child.stdin.take(),
+            child,
+            stdout,
+            stderr: Some(stderr),
+            cursor: 0,
+        }
+    }
+
+    /// Types one line.
+    fn send(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().expect("stdin still open");
+        writeln!(stdin, "{line}").expect("write to hakem's stdin");
+        stdin.flush().expect("flush");
+    }
+
+    /// Closes stdin, as Ctrl-D or the end of a piped file does.
+    fn close_stdin(&mut self) {
+        self.stdin = None;
+    }
+
+    /// Everything the process wrote on stderr; waits for the process to end.
+    fn stderr(&mut self) -> String {
+        self.stderr
+            .take()
+            .map(|reader| reader.join().unwrap_or_default())
+            .unwrap_or_default()
+    }
+
+    fn output(&self) -> String {
+        self.stdout
+            .0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .join("\n")
+    }
+
+    /// Waits for a line containing `text` after the last one matched; returns it.
+    fn expect(&mut self, text: &str) -> String {
+        let deadline = Instant::now() + PATIENCE;
+        let (list, ready) = &*self.stdout;
+        let mut lines = list.lock().unwrap_or_else(PoisonError::into_inner);
+        loop {
+            if let Some(i) = lines[self.cursor..].iter().position(|l| l.contains(text)) {
+                self.cursor += i + 1;
+                return lines[self.cursor - 1].clone();
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                let output = lines.join("\n");
+                drop(lines);
+                let _ = self.child.kill();
+                let stderr = self.stderr();
+                panic!(
+                    "{}: no line with {text:?} within {PATIENCE:?}; stdout:\n{output}\nstderr:\n{stderr}",
+                    self.name,
+                );
+            }
+            lines = ready.wait_timeout(lines, deadline - now).unwrap().0;
+        }
+    }
+
+    /// Waits for the process to end by itself; returns its exit status.
+    fn exit_code(&mut self) -> i32 {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            if let Some(status) = self.child.try_wait().expect("try_wait") {
+                return status.code().unwrap_or(-1);
+            }
+            if Instant::now() >= deadline {
+                panic!(
+                    "{}: still running after {PATIENCE:?}; stdout:\n{}",
+                    self.name,
+                    self.output()
+                );
+            }
+            thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Hakem {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Runs `hakem` to its end without input.
+fn hakem(args: &[&str]) -> Output {
+    Command::new(binary("hakem"))
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run hakem")
+}
+
+/// A match made by `hakem create --json`.
+struct Created {
+    id: String,
+    p1: String,
+    p2: String,
+    arbiter: String,
+}
+
+fn create(server: &Server, extra: &[&str]) -> Created {
+    let url = server.ws_url();
+    let mut args = vec!["create", "--server", url.as_str(), "--json"];
+    args.extend_from_slice(extra);
+    let out = hakem(&args);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{args:?}: {stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(stdout.lines().count(), 1, "one JSON line: {stdout}");
+    let reply: Value = serde_json::from_str(&stdout).expect("JSON");
+    assert_eq!(reply["server"], url.as_str());
+    let text = |v: &Value| v.as_str().expect("a string").to_string();
+    Created {
+        id: text(&reply["match"]),
+        p1: text(&reply["seat_tokens"]["p1"]),
+        p2: text(&reply["seat_tokens"]["p2"]),
+        arbiter: text(&reply["arbiter_token"]),
+    }
+}
+
+fn play(server: &Server, m: &Created, name: &'static str, token: &str) -> Hakem {
+    let url = server.ws_url();
+    Hakem::spawn(
+        name,
+        &["play", "--server", &url, "--match", &m.id, "--token", token],
+    )
+}
+
+fn watch(server: &Server, m: &Created) -> Hakem {
+    let url = server.ws_url();
+    Hakem::spawn("watch", &["watch", "--server", &url, "--match", &m.id])
+}
+
+fn arbiter(server: &Server, m: &Created) -> Hakem {
+    let url = server.ws_url();
+    Hakem::spawn(
+        "arbiter",
+        &[
+            "arbiter", "--server", &url, "--match", &m.id, "--token", &m.arbiter,
+        ],
+    )
+}
+
+/// Both players type `ready`; the set starts on both terminals.
+fn start_set(p1: &mut Hakem, p2: &mut Hakem, set: u8) {
+    p1.send("ready");
+    p2.expect("p1 is ready");
+    p2.send("ready");
+    let started = format!("set {set} started");
+    p1.expect(&started);
+    p2.expect(&started);
+}
+
+/// A classic game won by a winning placement: black fills a1..a5 while white builds on the f
+/// file, every turn on the empty se quadrant; `a5` ends the set without a turn or a press.
+const CLASSIC_PLACEMENT_WIN: [&str; 9] = [
+    "a1se", "f6se", "a2se", "f5se", "a3se", "f4se", "a4se", "e6se", "a5",
+];
+
+#[test]
+fn a_classic_set_played_from_two_terminals_with_a_watcher_and_an_arbiter() {
+    let server = Server::start();
+    let m = create(
+        &server,
+        &[
+            "--variant",
+            "classic",
+            "--sets",
+            "1",
+            "--p1",
+            "Ayşe Yılmaz",
+            "--p2",
+            "Bora Kaya",
+        ],
+    );
+    let mut watcher = watch(&server, &m);
+    watcher.expect(&format!("watching match {}", m.id));
+    let mut arb = arbiter(&server, &m);
+    arb.expect(&format!("arbitrating match {}", m.id));
+    let mut p1 = play(&server, &m, "p1", &m.p1);
+    p1.expect(&format!("joined match {} as p1 (Ayşe Yılmaz)", m.id));
+    let mut p2 = play(&server, &m, "p2", &m.p2);
+    p2.expect(&format!("joined match {} as p2 (Bora Kaya)", m.id));
+
+    // Refusals are told in plain words, and the client carries on.
+    p1.send("press");
+    p1.expect("! press refused: no set is being played");
+    p1.send("fly to the moon");
+    p1.expect("? unknown command");
+
+    start_set(&mut p1, &mut p2, 1);
+    watcher.expect("set 1 started: p1 (Ayşe Yılmaz) moves first and plays black");
+    p1.expect("p1 (Ayşe Yılmaz, you) to move: your turn");
+
+    p2.send("f6se");
+    p2.expect("! move f6se refused: it is not your turn");
+
+    // A whole move, pressed at once.
+    p1.send(CLASSIC_PLACEMENT_WIN[0]);
+    p2.expect("p1 moved a1se");
+    p2.expect("p1 pressed the clock");
+    p2.expect(" 1  x . . | . . .  1");
+    p2.expect("p2 (Bora Kaya, you) to move: your turn");
+
+    // The same kind of move in parts: the placement shows on every board before the turn.
+    p2.send("place f6");
+    for terminal in [&mut p1, &mut watcher] {
+        terminal.expect("p2 placed f6");
+        terminal.expect(" 6  . . . | . . o  6");
+        terminal.expect("p2 placed f6, quadrant not yet turned");
+    }
+    p2.send("press");
+    p2.expect("! press refused: the move is not complete");
+    p2.send("rotate se cw");
+    p1.expect("p2 turned se clockwise");
+    p1.expect("p2 moved f6se");
+    p1.expect("p2 (Bora Kaya) to press the clock");
+    p2.send("press");
+    p1.expect("p2 pressed the clock");
+
+    // A claim reaches the arbiter; the arbiter's warning and clock adjustment reach everyone.
+    p1.send("claim Bora pressed with the other hand");
+    arb.expect("CLAIM: claim by p1 (Ayşe Yılmaz): Bora pressed with the other hand");
+    arb.send("warn p2 pressed with the other hand");
+    for terminal in [&mut p1, &mut p2, &mut watcher] {
+        terminal.expect("warning to p2 (Bora Kaya) (1 of 3): pressed with the other hand");
+        terminal.expect("warnings p1 0 p2 1 (limit 3)");
+    }
+    arb.send("adjust p2 +60");
+    p2.expect("the arbiter adjusted p2's clock by +1:00");
+    p1.expect("the arbiter adjusted p2's clock by +1:00");
+
+    // The clocks on request: p1's is the running one, p2's has the minute added.
+    p1.send("time");
+    let clocks = p1.expect("clocks now: ");
+    assert!(
+        clocks.contains("clocks now: p1 (Ayşe Yılmaz) black 14:5")
+            && clocks.contains(" running | p2"),
+        "{clocks}"
+    );
+    let (black, white) = clock_readings(&clocks);
+    assert!(
+        (14 * 60_000 + 50_000..15 * 60_000).contains(&black),
+        "{clocks}"
+    );
+    assert!(
+        (15 * 60_000 + 50_000..=16 * 60_000).contains(&white),
+        "{clocks}"
+    );
+
+    // The rest of the game, each move sent once the opponent has pressed.
+    for (i, mv) in CLASSIC_PLACEMENT_WIN.iter().enumerate().skip(2) {
+        let (mover, other, seat) = if i % 2 == 0 {
+            (&mut p1, &mut p2, "p1")
+        } else {
+            (&mut p2, &mut p1, "p2")
+        };
+        mover.send(mv);
+        other.expect(&format!("{seat} moved {mv}"));
+        if i + 1 < CLASSIC_PLACEMENT_WIN.len() {
+            other.expect(&format!("{seat} pressed the clock"));
+        }
+    }
+
+    // The set and the round end on every terminal, and each client stops by itself.
+    let ended = "set 1 ended 1-0: p1 (Ayşe Yılmaz) wins by five";
+    let round = "round over: p1 (Ayşe Yılmaz) wins the round, set points p1 1 - 0 p2 (by sets)";
+    for terminal in [&mut p1, &mut p2, &mut watcher, &mut arb] {
+        terminal.expect(ended);
+        terminal.expect(round);
+    }
+    for row in [
+        " 6  . . . | . o o  6",
+        " 5  x . . | . . o  5",
+        " 4  x . . | . . o  4",
+        " 1  x . . | . . .  1",
+    ] {
+        watcher.expect(row);
+    }
+    watcher.expect("set score p1 1 - 0 p2");
+    assert_eq!(watcher.exit_code(), 0, "{}", watcher.output());
+    for terminal in [&mut p1, &mut p2, &mut arb] {
+        assert_eq!(terminal.exit_code(), 0, "{}", terminal.output());
+    }
+
+    // The spectator saw every move, whichever way it was sent.
+    let seen = watcher.output();
+    for mv in CLASSIC_PLACEMENT_WIN {
+        assert!(seen.contains(&format!(" moved {mv}\n")), "{mv}: {seen}");
+    }
+    let state = server.match_state(&m.id);
+    assert_eq!(state["status"], "finished");
+    assert_eq!(state["warnings"]["p2"], 1);
+}
+
+/// `clocks now: p1 black 0:02.1 running | p2 white 0:03.0` -> (2100, 3000)
+fn clock_readings(line: &str) -> (u64, u64) {
+    let ms = |colour: &str| {
+        let after = line.split(colour).nth(1).expect("colour in the line");
+        let reading = after.split_whitespace().next().expect("a reading");
+        let (minutes, seconds) = reading.split_once(':').expect("M:SS");
+        let seconds: f64 = seconds.parse().expect("seconds");
+        minutes.parse::<u64>().expect("minutes") * 60_000 + (seconds * 1000.0).round() as u64
+    };
+    (ms(" black "), ms(" white "))
+}
+
+#[test]
+fn the_running_clock_counts_down_and_the_set_is_lost_on_time() {
+    let server = Server::start();
+    let m = create(
+        &server,
+        &[
+            "--sets", "1", "--clock", "0:04", "--p1", "Ann", "--p2", "Ben",
+        ],
+    );
+    let mut p1 = play(&server, &m, "p1", &m.p1);
+    let mut p2 = play(&server, &m, "p2", &m.p2);
+    p1.expect("joined match");
+    p2.expect("joined match");
+    p1.send("ready");
+    p2.expect("p1 is ready");
+    // Taken before the clock starts, so `elapsed` below is at least the clock's running time.
+    let before_start = Instant::now();
+    p2.send("ready");
+    p2.expect("set 1 started");
+    let pause = Duration::from_millis(1500);
+    thread::sleep(pause);
+
+    // No event has come since the set started: the client counts p1's clock down by itself.
+    p2.send("time");
+    let line = p2.expect("clocks now: ");
+    let elapsed = before_start.elapsed().as_millis() as u64;
+    let (black, white) = clock_readings(&line);
+    // Readings are shown in tenths of a second, rounded down.
+    assert!(black <= 4000 - pause.as_millis() as u64, "{line}");
+    assert!(black + elapsed + 100 >= 4000, "{line} after {elapsed} ms");
+    assert_eq!(white, 4000, "{line}");
+    assert!(
+        line.starts_with("clocks now: p1 (Ann) black ")
+            && line.contains(" running | p2 (Ben) white "),
+        "{line}"
+    );
+
+    // p1 never moves: the server flags the clock and every terminal says so.
+    for terminal in [&mut p1, &mut p2] {
+        terminal.expect("set 1 ended 0-1: p2 (Ben) wins by time");
+        terminal.expect("round over: p2 (Ben) wins the round, set points p1 0 - 1 p2 (by sets)");
+    }
+    assert_eq!(p1.exit_code(), 0);
+    assert_eq!(p2.exit_code(), 0);
+}
+
+#[test]
+fn the_arbiter_starts_pauses_and_decides_the_round() {
+    let server = Server::start();
+    let m = create(
+        &server,
+        &[
+            "--game",
+            "pentago",
+            "--variant",
+            "tr",
+            "--p1",
+            "Ann",
+            "--p2",
+            "Ben",
+        ],
+    );
+    let mut watcher = watch(&server, &m);
+    watcher.expect("watching match");
+    let mut arb = arbiter(&server, &m);
+    arb.expect("arbitrating match");
+    let mut p1 = play(&server, &m, "p1", &m.p1);
+    p1.expect("joined match");
+    let mut p2 = play(&server, &m, "p2", &m.p2);
+    p2.expect("joined match");
+
+    // A player's stdin may end (a script's input ran out): the client keeps following.
+    p2.close_stdin();
+    p2.expect("(input closed: following the match until the round ends");
+
+    // Players cannot do the arbiter's work; the arbiter's mistakes are caught locally.
+    p1.send("warn p2 noise");
+    p1.expect("? unknown command \"warn\"");
+    arb.send("adjust p3 +60");
+    arb.expect("? \"p3\" is not a seat: p1 or p2");
+
+    // The arbiter starts the set without waiting for `ready`.
+    arb.send("start");
+    p1.expect("set 1 started: p1 (Ann) moves first and plays black");
+    arb.send("pause");
+    p1.expect("the arbiter paused the clocks");
+    p1.expect("(paused by the arbiter)");
+    p1.send("c3sw");
+    p1.expect("! move c3sw refused: the clocks are paused");
+    arb.send("resume");
+    p1.expect("the arbiter resumed the clocks");
+    p1.send("c3sw");
+    p2.expect("p1 moved c3sw");
+
+    arb.send("declare round p2 p1 left the hall");
+    for terminal in [&mut p1, &mut p2, &mut watcher, &mut arb] {
+        terminal.expect("the arbiter declared the round won by p2 (Ben): p1 left the hall");
+        terminal.expect("round over: p2 (Ben) wins the round, set points p1 0 - 0 p2 (by arbiter)");
+    }
+    for terminal in [&mut p1, &mut p2, &mut watcher, &mut arb] {
+        assert_eq!(terminal.exit_code(), 0, "{}", terminal.output());
+    }
+
+    // A client that joins a finished match shows the result and stops at once.
+    let mut late = watch(&server, &m);
+    late.expect("round over: p2 (Ben) wins the round");
+    assert_eq!(late.exit_code(), 0);
+}
+
+#[test]
+fn losing_the_server_during_the_round_exits_1() {
+    let mut server = Server::start();
+    let m = create(&server, &[]);
+    let mut watcher = watch(&server, &m);
+    watcher.expect("watching match");
+    let mut p1 = play(&server, &m, "p1", &m.p1);
+    p1.expect("joined match");
+    server.kill();
+    for terminal in [&mut watcher, &mut p1] {
+        assert_eq!(terminal.exit_code(), 1, "{}", terminal.output());
+        let stderr = terminal.stderr();
+        assert!(
+            stderr.starts_with("hakem: ") && stderr.contains("run the same command again"),
+            "{stderr}"
+        );
+    }
+}
+
+#[test]
+fn usage_errors_exit_2_and_connection_or_server_errors_exit_1() {
+    let status = |out: &Output| out.status.code().unwrap_or(-1);
+    let stderr = |out: &Output| String::from_utf8_lossy(&out.stderr).to_string();
+
+    // Usage: missing or malformed arguments, checked before any connection.
+    for args in [
+        &["play", "--token", "t"][..],
+        &["create", "--clock", "soon"],
+        &["create", "--variant", "fast"],
+        &["create", "--clock", "none", "--increment", "5"],
+        &["watch", "--match", "m", "--server", "ftp://host"],
+    ] {
+        let out = hakem(args);
+        assert_eq!(status(&out), 2, "{args:?}: {}", stderr(&out));
+        assert!(!stderr(&out).is_empty(), "{args:?}");
+    }
+
+    // No server there.
+    let out = hakem(&["watch", "--match", "m", "--server", "ws://127.0.0.1:1/ws"]);
+    assert_eq!(status(&out), 1);
+    assert!(
+        stderr(&out).contains("cannot connect to ws://127.0.0.1:1/ws"),
+        "{}",
+        stderr(&out)
+    );
+
+    // The server refuses.
+    let server = Server::start();
+    let url = server.ws_url();
+    let out = hakem(&["watch", "--match", "nosuch", "--server", &url]);
+    assert_eq!(status(&out), 1);
+    assert!(
+        stderr(&out).contains("cannot watch match nosuch: there is no such match"),
+        "{}",
+        stderr(&out)
+    );
+    let m = create(&server, &[]);
+    let out = hakem(&[
+        "play", "--match", &m.id, "--token", &m.arbiter, "--server", &url,
+    ]);
+    assert_eq!(status(&out), 1);
+    assert!(
+        stderr(&out).contains("the token is wrong: wrong seat token"),
+        "{}",
+        stderr(&out)
+    );
+    let out = hakem(&["create", "--sets", "9", "--server", &url]);
+    assert_eq!(status(&out), 1);
+    assert!(
+        stderr(&out).contains("sets must be between 1 and 7"),
+        "{}",
+        stderr(&out)
+    );
+
+    // The readable form of `create` gives the commands to paste, with the server's address.
+    let out = hakem(&["create", "--server", &url, "--p1", "Ayşe", "--p2", "Bora"]);
+    assert_eq!(status(&out), 0, "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let id = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("match id"))
+        .map(str::trim)
+        .expect("a match id line");
+    assert!(
+        text.contains(&format!("hakem watch --server {url} --match {id}")),
+        "{text}"
+    );
+    assert_eq!(
+        text.matches(&format!("hakem play --server {url} --match {id} --token "))
+            .count(),
+        2
+    );
+    assert!(text.contains(&format!(
+        "hakem arbiter --server {url} --match {id} --token "
+    )));
+    assert!(text.contains(" (Ayşe)\n"), "{text}");
+}
