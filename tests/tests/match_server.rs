@@ -640,3 +640,46 @@ async fn matches_are_listed_over_http_and_websocket() {
         .await;
     assert_eq!(bad["code"], "bad_request");
 }
+
+#[tokio::test]
+async fn one_connection_can_hold_several_matches() {
+    let server = Server::start();
+    let mut organizer = Client::connect(&server, "organizer", None).await;
+    let a = create_match(&mut organizer, json!({"game": "pente"})).await;
+    let b = create_match(&mut organizer, json!({"game": "quoridor"})).await;
+    // One client sits at p1 in both matches, another at p2 in both.
+    let mut x = Client::connect(&server, "x", None).await;
+    let mut y = Client::connect(&server, "y", None).await;
+    for (m, token_x, token_y) in [(&a, &a.p1, &a.p2), (&b, &b.p1, &b.p2)] {
+        x.accepted(json!({"type": "join", "match": m.id, "seat_token": token_x}))
+            .await;
+        y.accepted(json!({"type": "join", "match": m.id, "seat_token": token_y}))
+            .await;
+        x.accepted(json!({"type": "ready", "match": m.id})).await;
+        y.accepted(json!({"type": "ready", "match": m.id})).await;
+    }
+    x.accepted(json!({"type": "move", "match": a.id, "move": "K10"}))
+        .await;
+    x.accepted(json!({"type": "move", "match": b.id, "move": "e2"}))
+        .await;
+    let pente = y
+        .find(|f| {
+            f["type"] == "event" && f["event"]["kind"] == "moved" && f["match"] == a.id.as_str()
+        })
+        .await;
+    assert_eq!(pente["event"]["move"], "K10");
+    let quoridor = y
+        .find(|f| {
+            f["type"] == "event" && f["event"]["kind"] == "moved" && f["match"] == b.id.as_str()
+        })
+        .await;
+    assert_eq!(quoridor["event"]["move"], "e2");
+    // A move is checked against its own match's rules.
+    y.refused(
+        json!({"type": "move", "match": a.id, "move": "e8h"}),
+        "bad_request",
+    )
+    .await;
+    y.accepted(json!({"type": "move", "match": b.id, "move": "e8h"}))
+        .await;
+}
