@@ -54,7 +54,8 @@ impl Cell {
 
     /// This cell's bit in the packed bitboard.
     fn bit(self) -> u64 {
-        CELL_BITS[usize::from(self.0)]
+        // Cells are below 36; the mask lets the compiler drop the bounds check on this hot path.
+        CELL_BITS[usize::from(self.0 & 63)]
     }
 
     /// The image of this cell under a symmetry of the board.
@@ -754,8 +755,8 @@ pub fn render_board(stones: &[u64; 2]) -> String {
 // Tables, built at compile time.
 
 /// The packed bit of each cell.
-const CELL_BITS: [u64; 36] = {
-    let mut bits = [0u64; 36];
+const CELL_BITS: [u64; 64] = {
+    let mut bits = [0u64; 64];
     let mut i = 0;
     while i < 36 {
         let (file, rank) = (i % 6, i / 6);
