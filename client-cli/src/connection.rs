@@ -6,7 +6,7 @@ use std::fmt;
 use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
-use hakem_protocol::{ClientFrame, ClientMessage, ServerMessage, PROTOCOL_VERSION};
+use hakem_protocol::{ClientFrame, ClientMessage, ErrorCode, ServerMessage, PROTOCOL_VERSION};
 use serde_json::Value;
 use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::Message;
@@ -17,6 +17,9 @@ pub const DEFAULT_SERVER: &str = "ws://127.0.0.1:8080/ws";
 
 /// How long to wait for the server to answer the connection and the `hello`.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How the message of a connection that failed while in use begins.
+pub const BROKE: &str = "the connection to the server broke: ";
 
 /// A failure that ends the command with exit status 1.
 #[derive(Debug)]
@@ -64,6 +67,24 @@ pub fn parse_server_url(text: &str) -> Result<String, String> {
     }
 }
 
+/// Why [`Connection::open_within`] failed.
+#[derive(Debug)]
+pub struct OpenError {
+    pub message: String,
+    /// Whether the same attempt may succeed later (the server is down or busy), as opposed to a
+    /// refusal that waiting will not change.
+    pub retriable: bool,
+}
+
+/// `10 seconds`, `2.5 seconds`.
+fn seconds(duration: Duration) -> String {
+    if duration.subsec_millis() == 0 {
+        format!("{} seconds", duration.as_secs())
+    } else {
+        format!("{:.1} seconds", duration.as_secs_f64())
+    }
+}
+
 /// A frame from the server.
 #[derive(Debug)]
 pub enum Incoming {
@@ -81,11 +102,24 @@ pub struct Connection {
 impl Connection {
     /// Connects and says `hello` as a guest; seats and the arbiter's chair are taken by `join`.
     pub async fn open(url: &str) -> Result<Connection, ClientError> {
-        let connecting = tokio_tungstenite::connect_async(url);
-        let (ws, _) = tokio::time::timeout(HANDSHAKE_TIMEOUT, connecting)
+        Connection::open_within(url, HANDSHAKE_TIMEOUT)
             .await
-            .map_err(|_| ClientError(format!("no answer from {url} within 10 seconds")))?
-            .map_err(|e| ClientError(format!("cannot connect to {url}: {e}")))?;
+            .map_err(|e| ClientError(e.message))
+    }
+
+    /// [`Connection::open`], waiting at most `patience` for each step of the handshake; the
+    /// error says whether trying again later may help.
+    pub async fn open_within(url: &str, patience: Duration) -> Result<Connection, OpenError> {
+        let retry = |message: String| OpenError {
+            message,
+            retriable: true,
+        };
+        let within = seconds(patience);
+        let connecting = tokio_tungstenite::connect_async(url);
+        let (ws, _) = tokio::time::timeout(patience, connecting)
+            .await
+            .map_err(|_| retry(format!("no answer from {url} within {within}")))?
+            .map_err(|e| retry(format!("cannot connect to {url}: {e}")))?;
         let mut connection = Connection { ws, next_id: 1 };
         connection
             .send(ClientMessage::Hello {
@@ -93,21 +127,27 @@ impl Connection {
                 client: Some(format!("hakem-cli/{}", env!("CARGO_PKG_VERSION"))),
                 token: None,
             })
-            .await?;
-        let welcome = tokio::time::timeout(HANDSHAKE_TIMEOUT, async {
+            .await
+            .map_err(|e| retry(e.0))?;
+        let welcome = tokio::time::timeout(patience, async {
             loop {
-                match connection.recv().await? {
+                match connection.recv().await.map_err(|e| retry(e.0))? {
                     None => {
-                        return Err(ClientError(
+                        return Err(retry(
                             "the server closed the connection during the handshake".into(),
                         ))
                     }
                     Some(Incoming::Message(ServerMessage::Welcome { .. })) => return Ok(()),
                     Some(Incoming::Message(ServerMessage::Error(error))) => {
-                        return Err(ClientError(format!(
-                            "the server refused the connection: {} ({})",
-                            error.message, error.code
-                        )))
+                        return Err(OpenError {
+                            message: format!(
+                                "the server refused the connection: {} ({})",
+                                error.message, error.code
+                            ),
+                            // Another protocol version will not change by waiting; a busy
+                            // server (rate_limited, internal) may be fine a moment later.
+                            retriable: error.code != ErrorCode::UnsupportedProtocol,
+                        });
                     }
                     // Nothing else is expected before the welcome; skip it.
                     Some(_) => {}
@@ -116,7 +156,7 @@ impl Connection {
         });
         welcome
             .await
-            .map_err(|_| ClientError(format!("{url} did not answer hello within 10 seconds")))??;
+            .map_err(|_| retry(format!("{url} did not answer hello within {within}")))??;
         Ok(connection)
     }
 
@@ -142,11 +182,7 @@ impl Connection {
         loop {
             match self.ws.next().await {
                 None | Some(Ok(Message::Close(_))) => return Ok(None),
-                Some(Err(e)) => {
-                    return Err(ClientError(format!(
-                        "the connection to the server broke: {e}"
-                    )))
-                }
+                Some(Err(e)) => return Err(ClientError(format!("{BROKE}{e}"))),
                 Some(Ok(Message::Text(text))) => return Ok(Some(decode(text.as_str()))),
                 // Binary frames are not part of the protocol; pings are answered by the library.
                 Some(Ok(_)) => {}

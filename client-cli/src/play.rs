@@ -1,12 +1,13 @@
 //! `hakem play`: a player's seat in a match, one command per line on stdin.
 
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::Args;
 use hakem_protocol::ClientMessage;
 
 use crate::connection::{parse_server_url, DEFAULT_SERVER};
-use crate::session::{Input, Role, Session};
+use crate::session::{parse_reconnect_timeout, Input, Role, Session, DEFAULT_RECONNECT};
 
 #[derive(Args)]
 pub struct PlayArgs {
@@ -21,6 +22,12 @@ pub struct PlayArgs {
           default_value = DEFAULT_SERVER,
           value_parser = parse_server_url)]
     pub server: String,
+    /// How long to keep trying to reconnect after the connection is lost: seconds or MM:SS;
+    /// 0 exits at once instead.
+    #[arg(long, value_name = "SECONDS", env = "HAKEM_RECONNECT_TIMEOUT",
+          default_value = DEFAULT_RECONNECT,
+          value_parser = parse_reconnect_timeout)]
+    pub reconnect_timeout: Duration,
 }
 
 const HELP: &str = "\
@@ -55,6 +62,7 @@ pub async fn run(args: PlayArgs) -> ExitCode {
         },
         parse: Some(parse),
         help: HELP,
+        reconnect_for: args.reconnect_timeout,
     }
     .run()
     .await

@@ -11,7 +11,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use crate::connection::{reply_to, ClientError, Connection, Incoming};
+use crate::connection::{reply_to, ClientError, Connection, Incoming, BROKE};
 use crate::view::View;
 
 /// `print!` that does not panic when stdout is gone (`hakem watch | head`): the session goes on
@@ -31,7 +31,7 @@ macro_rules! outln {
     }};
 }
 
-/// The way back into a match after a lost connection: the server keeps the seat.
+/// The way back into a match after the client gave up reconnecting: the server keeps the seat.
 const REJOIN: &str = "run the same command again to rejoin";
 
 /// Exit status for a connection or server failure.
@@ -40,6 +40,47 @@ pub const FAILURE: u8 = 1;
 /// Events of one action arrive in a burst (a whole move is `moved` and `pressed`); the board is
 /// drawn once the burst is over rather than after each of them.
 const REDRAW_DELAY: Duration = Duration::from_millis(40);
+
+/// The first wait before reconnecting; it doubles after each failed attempt, up to
+/// [`BACKOFF_MAX`]. Each wait is shortened by a random part of up to half (jitter), so that
+/// the clients of a restarted server do not all knock at once.
+const BACKOFF_FIRST: Duration = Duration::from_millis(250);
+const BACKOFF_MAX: Duration = Duration::from_secs(5);
+
+/// How long one reconnection attempt may take (connect and `hello`).
+const ATTEMPT_PATIENCE: Duration = Duration::from_secs(10);
+
+/// With nothing from the server for this long, the client sends a `ping`; without any frame in
+/// [`PING_PATIENCE`] after it, the connection is taken as lost (a cable pulled out sends no
+/// close).
+const QUIET_BEFORE_PING: Duration = Duration::from_secs(20);
+const PING_PATIENCE: Duration = Duration::from_secs(10);
+
+/// How long `play`, `watch` and `arbiter` try to reconnect by default.
+pub const DEFAULT_RECONNECT: &str = "300";
+
+/// Reads `--reconnect-timeout`: seconds (`300`, `2.5`) or minutes and seconds (`5:00`); `0`
+/// turns reconnecting off.
+pub fn parse_reconnect_timeout(text: &str) -> Result<Duration, String> {
+    let bad = || format!("{text:?} is not a time such as 300, 2.5 or 5:00");
+    let text = text.trim();
+    let seconds: f64 = match text.split_once(':') {
+        Some((minutes, seconds)) => {
+            let minutes: u32 = minutes.parse().map_err(|_| bad())?;
+            let seconds: f64 = seconds.parse().map_err(|_| bad())?;
+            if !(0.0..60.0).contains(&seconds) {
+                return Err(bad());
+            }
+            f64::from(minutes) * 60.0 + seconds
+        }
+        None => text.parse().map_err(|_| bad())?,
+    };
+    // A week is far more than anyone waits; the bound keeps the conversion exact.
+    if !seconds.is_finite() || !(0.0..=604_800.0).contains(&seconds) {
+        return Err(bad());
+    }
+    Duration::try_from_secs_f64(seconds).map_err(|_| bad())
+}
 
 /// What a line typed by the user asks for.
 #[derive(Debug, PartialEq)]
@@ -71,11 +112,13 @@ pub struct Session {
     pub server: String,
     pub match_id: String,
     pub role: Role,
-    /// `join` or `watch`.
+    /// `join` or `watch` (its `since_seq` is set by the session).
     pub enter: ClientMessage,
     /// Reads a command line; `None` for a session without input (watch).
     pub parse: Option<fn(&str, &str) -> Input>,
     pub help: &'static str,
+    /// How long to try to reconnect after losing the connection; zero: do not.
+    pub reconnect_for: Duration,
 }
 
 /// The end of a session.
@@ -90,6 +133,27 @@ impl From<ClientError> for End {
     }
 }
 
+/// How one connection's part of the session ended.
+enum Step {
+    End(End),
+    /// The connection is gone (or no longer to be trusted); the text says why.
+    Lost(String),
+}
+
+/// What the session knows across connections.
+struct Progress {
+    view: Option<View>,
+    /// The seq of the last event applied (or of the last `state`): a re-join asks for the
+    /// events after it.
+    seq: Option<u64>,
+    input: Option<mpsc::UnboundedReceiver<String>>,
+    redraw_at: Option<Instant>,
+    /// Since when the connection has been lost, while it is.
+    lost_since: Option<Instant>,
+    /// Failed reconnection attempts since the connection was lost.
+    attempts: u32,
+}
+
 impl Session {
     pub async fn run(self) -> ExitCode {
         match self.drive().await {
@@ -102,83 +166,308 @@ impl Session {
     }
 
     async fn drive(&self) -> End {
+        let mut progress = Progress {
+            view: None,
+            seq: None,
+            input: self.parse.map(|_| stdin_lines()),
+            redraw_at: None,
+            lost_since: None,
+            attempts: 0,
+        };
+        // The first connection is not retried: a wrong address is better said at once.
         let mut conn = match Connection::open(&self.server).await {
             Ok(conn) => conn,
             Err(e) => return e.into(),
         };
-        let end = self.follow(&mut conn).await;
-        // Leave politely; the outcome is already decided.
-        let _ = tokio::time::timeout(Duration::from_secs(1), conn.close()).await;
-        end
+        loop {
+            let step = self.follow(&mut conn, &mut progress).await;
+            // Leave politely (a broken connection closes at once); the outcome is decided.
+            let patience = match step {
+                Step::End(_) => Duration::from_secs(1),
+                Step::Lost(_) => Duration::from_millis(200),
+            };
+            let _ = tokio::time::timeout(patience, conn.close()).await;
+            let why = match step {
+                Step::End(end) => return end,
+                Step::Lost(why) => why,
+            };
+            // Before the match was ever shown, or with reconnecting turned off, a lost
+            // connection ends the command as it always did.
+            if progress.view.is_none() || self.reconnect_for.is_zero() {
+                return End::Failed(format!("{why}; {REJOIN}"));
+            }
+            if progress.lost_since.is_none() {
+                if progress.redraw_at.take().is_some() {
+                    if let Some(view) = &progress.view {
+                        out!("{}", view.render());
+                    }
+                }
+                let refused = if self.parse.is_some() {
+                    "; commands are refused until it is back"
+                } else {
+                    ""
+                };
+                let why = why.strip_prefix(BROKE).unwrap_or(&why);
+                outln!("* connection to the server lost ({why}); reconnecting{refused}");
+                progress.lost_since = Some(Instant::now());
+                progress.attempts = 0;
+            }
+            conn = match self.reconnect(&mut progress, why).await {
+                Ok(conn) => conn,
+                Err(end) => return end,
+            };
+        }
     }
 
-    async fn follow(&self, conn: &mut Connection) -> End {
-        let join_id = match conn.send(self.enter.clone()).await {
-            Ok(id) => id,
-            Err(e) => return e.into(),
-        };
-        let mut requests: HashMap<u64, String> = HashMap::new();
-        let mut view: Option<View> = None;
-        let mut redraw_at: Option<Instant> = None;
-        let mut input = self.parse.map(|_| stdin_lines());
-
+    /// Opens a new connection, waiting longer between attempts, until one succeeds or the time
+    /// allowed has passed. Typed commands are answered meanwhile.
+    async fn reconnect(&self, progress: &mut Progress, why: String) -> Result<Connection, End> {
+        let lost_since = *progress.lost_since.get_or_insert_with(Instant::now);
+        let give_up_at = lost_since + self.reconnect_for;
+        let mut last_error = why;
         loop {
+            let now = Instant::now();
+            if now >= give_up_at {
+                return Err(End::Failed(format!(
+                    "lost the connection to the server and could not get it back within {} \
+                     (last: {last_error}); {REJOIN}",
+                    format_wait(self.reconnect_for)
+                )));
+            }
+            let wait = backoff(progress.attempts).min(give_up_at.saturating_duration_since(now));
+            self.offline_until(progress, now + wait).await?;
+            let patience = ATTEMPT_PATIENCE
+                .min(give_up_at.saturating_duration_since(Instant::now()))
+                .max(Duration::from_millis(100));
+            let open = Connection::open_within(&self.server, patience);
+            tokio::pin!(open);
+            let result = loop {
+                tokio::select! {
+                    result = &mut open => break result,
+                    line = next_line(&mut progress.input), if progress.input.is_some() => {
+                        self.offline_line(line, progress)?;
+                    }
+                }
+            };
+            progress.attempts = progress.attempts.saturating_add(1);
+            match result {
+                Ok(conn) => return Ok(conn),
+                Err(error) if error.retriable => last_error = error.message,
+                Err(error) => return Err(End::Failed(error.message)),
+            }
+        }
+    }
+
+    /// Waits until `deadline` while disconnected, answering typed commands.
+    async fn offline_until(&self, progress: &mut Progress, deadline: Instant) -> Result<(), End> {
+        loop {
+            tokio::select! {
+                _ = tokio::time::sleep_until(deadline) => return Ok(()),
+                line = next_line(&mut progress.input), if progress.input.is_some() => {
+                    self.offline_line(line, progress)?;
+                }
+            }
+        }
+    }
+
+    /// One line typed while there is no connection: nothing is sent, and nothing is kept to be
+    /// sent later (the game may have moved on by then).
+    fn offline_line(&self, line: Option<String>, progress: &mut Progress) -> Result<(), End> {
+        let Some(line) = line else {
+            progress.input = None;
+            outln!("(input closed: following the match until the round ends; Ctrl-C leaves)");
+            return Ok(());
+        };
+        let Some(parse) = self.parse else {
+            return Ok(());
+        };
+        let view = progress.view.as_ref();
+        match parse(&line, &self.match_id) {
+            Input::Send { what, .. } => outln!(
+                "? {what} not sent: the connection to the server is lost; \
+                 type it again once it is back"
+            ),
+            Input::Time => match view {
+                Some(view) => outln!(
+                    "{}",
+                    view.clock_line("clocks now (not connected: counted from the last reading)")
+                ),
+                None => outln!("not in the match yet"),
+            },
+            Input::Board => match view {
+                Some(view) => {
+                    out!("{}", view.render());
+                    outln!("(not connected: the board as last seen)");
+                }
+                None => outln!("not in the match yet"),
+            },
+            Input::Help => out!("{}", self.help),
+            Input::Quit => return Err(End::Done),
+            Input::Nothing => {}
+            Input::Invalid(why) => outln!("? {why} (type `help` for the commands)"),
+        }
+        Ok(())
+    }
+
+    /// The `join` or `watch` to send, asking for the events after the last one applied.
+    fn entry(&self, since_seq: Option<u64>) -> ClientMessage {
+        let mut message = self.enter.clone();
+        match &mut message {
+            ClientMessage::Join { since_seq: s, .. }
+            | ClientMessage::Watch { since_seq: s, .. } => *s = since_seq,
+            _ => {}
+        }
+        message
+    }
+
+    /// Follows the match on one connection: joins (or re-joins) it, then shows its events and
+    /// sends the commands typed, until the round ends or the connection is lost.
+    async fn follow(&self, conn: &mut Connection, progress: &mut Progress) -> Step {
+        let rejoin = progress.view.is_some();
+        let join_id = match conn.send(self.entry(progress.seq)).await {
+            Ok(id) => id,
+            Err(e) => return Step::Lost(e.0),
+        };
+        // Until the server acknowledges a re-join, the client is still catching up.
+        let mut joined = false;
+        let mut requests: HashMap<u64, String> = HashMap::new();
+        let mut heard_at = Instant::now();
+        let mut pinged = false;
+
+        let step = loop {
+            let quiet_until = heard_at
+                + if pinged {
+                    QUIET_BEFORE_PING + PING_PATIENCE
+                } else {
+                    QUIET_BEFORE_PING
+                };
             tokio::select! {
                 incoming = conn.recv() => {
                     let incoming = match incoming {
                         Ok(Some(incoming)) => incoming,
-                        Ok(None) if view.as_ref().is_some_and(View::is_finished) => return End::Done,
-                        Ok(None) => {
-                            return End::Failed(format!(
-                                "the server closed the connection; {REJOIN}"
-                            ))
+                        Ok(None) if progress.view.as_ref().is_some_and(View::is_finished) => {
+                            break Step::End(End::Done)
                         }
-                        Err(e) => return End::Failed(format!("{e}; {REJOIN}")),
+                        Ok(None) => break Step::Lost("the server closed the connection".into()),
+                        Err(e) => break Step::Lost(e.0),
                     };
-                    if reply_to(&incoming) == Some(join_id) {
+                    heard_at = Instant::now();
+                    pinged = false;
+                    let answers_join = !joined && reply_to(&incoming) == Some(join_id);
+                    if answers_join {
                         if let Some(error) = error_of(&incoming) {
-                            return End::Failed(format!(
-                                "cannot {} match {}: {}",
-                                self.verb(),
-                                self.match_id,
-                                error.plain()
-                            ));
+                            break self.join_refused(rejoin, &error);
                         }
+                        joined = true;
                     }
-                    match self.on_frame(incoming, &mut view, &mut requests) {
-                        Redraw::Now => redraw_at = Some(Instant::now()),
-                        Redraw::Soon => {
-                            redraw_at.get_or_insert_with(|| Instant::now() + REDRAW_DELAY);
+                    if rejoin && progress.lost_since.is_some() && answers_join_burst(&incoming, answers_join) {
+                        let lost_since = progress.lost_since.take().unwrap_or_else(Instant::now);
+                        progress.attempts = 0;
+                        outln!(
+                            "* connection back after {}; catching up from event {}",
+                            format_wait(lost_since.elapsed()),
+                            progress.seq.unwrap_or(0)
+                        );
+                    }
+                    match self.on_frame(incoming, progress, &mut requests) {
+                        // A re-join's catch-up is drawn once, when it is complete.
+                        Ok(Redraw::Now | Redraw::Soon) if rejoin && !joined => {}
+                        Ok(Redraw::Now) => progress.redraw_at = Some(Instant::now()),
+                        Ok(Redraw::Soon) => {
+                            progress
+                                .redraw_at
+                                .get_or_insert_with(|| Instant::now() + REDRAW_DELAY);
                         }
-                        Redraw::No => {}
+                        Ok(Redraw::No) => {}
+                        Err(why) => break Step::Lost(why),
+                    }
+                    if answers_join && rejoin {
+                        // The whole picture again, now that it is up to date.
+                        progress.redraw_at = Some(Instant::now());
                     }
                 }
-                line = next_line(&mut input), if input.is_some() => match line {
-                    Some(line) => match self.on_line(&line, conn, view.as_ref(), &mut requests).await {
+                // While a re-join catches up (a moment), typed lines wait: they were typed
+                // after the picture they refer to, and are sent once it is up to date.
+                line = next_line(&mut progress.input), if progress.input.is_some() && (joined || !rejoin) => match line {
+                    Some(line) => match self.on_line(&line, conn, progress.view.as_ref(), &mut requests).await {
                         Ok(true) => {}
-                        Ok(false) => return End::Done,
-                        Err(e) => return End::Failed(format!("{e}; {REJOIN}")),
+                        Ok(false) => break Step::End(End::Done),
+                        Err(e) => break Step::Lost(e.0),
                     },
                     None => {
-                        input = None;
+                        progress.input = None;
                         outln!("(input closed: following the match until the round ends; Ctrl-C leaves)");
                     }
                 },
-                _ = sleep_until(redraw_at), if redraw_at.is_some() => {
-                    redraw_at = None;
-                    if let Some(view) = &view {
+                _ = sleep_until(progress.redraw_at), if progress.redraw_at.is_some() => {
+                    progress.redraw_at = None;
+                    if let Some(view) = &progress.view {
                         out!("{}", view.render());
                     }
                 }
+                _ = tokio::time::sleep_until(quiet_until) => {
+                    if pinged {
+                        break Step::Lost(format!(
+                            "no answer from the server for {}",
+                            format_wait(QUIET_BEFORE_PING + PING_PATIENCE)
+                        ));
+                    }
+                    if let Err(e) = conn.send(ClientMessage::Ping).await {
+                        break Step::Lost(e.0);
+                    }
+                    pinged = true;
+                }
             }
-            if let Some(view) = &view {
+            if let Some(view) = &progress.view {
                 if view.is_finished() {
-                    if redraw_at.is_some() {
+                    if progress.redraw_at.take().is_some() || (rejoin && !joined) {
                         out!("{}", view.render());
                     }
-                    return End::Done;
+                    break Step::End(End::Done);
                 }
             }
+        };
+        if let Step::Lost(_) = step {
+            // Requests without an answer may or may not have been carried out.
+            let mut unanswered: Vec<(u64, String)> = requests.into_iter().collect();
+            unanswered.sort();
+            for (_, what) in unanswered {
+                outln!("? no answer to {what} before the connection was lost: the board shows whether it was made once the connection is back");
+            }
+        }
+        step
+    }
+
+    /// The server refused the `join` or `watch`: a refusal that waiting will not change ends
+    /// the command; a passing trouble (a busy or failing server) is retried.
+    fn join_refused(&self, rejoin: bool, error: &Refusal) -> Step {
+        let lasting = !rejoin
+            || matches!(
+                error.code.as_str(),
+                "unauthorized"
+                    | "unknown_match"
+                    | "forbidden"
+                    | "bad_request"
+                    | "unsupported_protocol"
+            );
+        let message = if rejoin {
+            format!(
+                "cannot get back into match {}: {}",
+                self.match_id,
+                error.plain()
+            )
+        } else {
+            format!(
+                "cannot {} match {}: {}",
+                self.verb(),
+                self.match_id,
+                error.plain()
+            )
+        };
+        if lasting {
+            Step::End(End::Failed(message))
+        } else {
+            Step::Lost(message)
         }
     }
 
@@ -190,31 +479,40 @@ impl Session {
         }
     }
 
-    /// Handles one frame from the server; says whether the picture changed.
+    /// Handles one frame from the server; says whether the picture changed. An event that does
+    /// not follow the last one applied (one went missing) is an error: the caller re-joins.
     fn on_frame(
         &self,
         incoming: Incoming,
-        view: &mut Option<View>,
+        progress: &mut Progress,
         requests: &mut HashMap<u64, String>,
-    ) -> Redraw {
+    ) -> Result<Redraw, String> {
         match incoming {
             Incoming::Message(ServerMessage::State(state)) => {
+                let seq = state.seq;
                 let fresh = View::from_state(*state);
-                if view.is_none() {
+                if progress.view.is_none() {
                     outln!("{}", self.greeting(&fresh));
                     for line in fresh.history() {
                         outln!("* {line}");
                     }
+                } else {
+                    outln!("* the server sent the whole match again (it is at event {seq})");
                 }
-                *view = Some(fresh);
-                Redraw::Now
+                progress.view = Some(fresh);
+                progress.seq = Some(seq);
+                Ok(Redraw::Now)
             }
             Incoming::Message(ServerMessage::Event(frame)) => {
-                let Some(view) = view else {
+                if !self.in_step(progress, frame.seq)? {
+                    return Ok(Redraw::No);
+                }
+                let Some(view) = progress.view.as_mut() else {
                     // Events come only after the state; one before it has nothing to apply to.
-                    return Redraw::No;
+                    return Ok(Redraw::No);
                 };
                 view.apply(&frame);
+                progress.seq = Some(frame.seq);
                 let line = view.event_line(&frame.event);
                 match (&frame.event, self.role) {
                     // The arbiter must not miss a claim among the moves.
@@ -223,20 +521,20 @@ impl Session {
                     }
                     _ => outln!("* {line}"),
                 }
-                redraw_after(&frame.event)
+                Ok(redraw_after(&frame.event))
             }
             Incoming::Message(ServerMessage::Ack { re, .. }) => {
                 if let Some(id) = re.as_ref().and_then(Value::as_u64) {
                     requests.remove(&id);
                 }
-                Redraw::No
+                Ok(Redraw::No)
             }
             Incoming::Message(
                 ServerMessage::Welcome { .. }
                 | ServerMessage::Pong { .. }
                 | ServerMessage::MatchCreated { .. }
                 | ServerMessage::Matches { .. },
-            ) => Redraw::No,
+            ) => Ok(Redraw::No),
             other => {
                 if let Some(error) = error_of(&other) {
                     let what = reply_to(&other).and_then(|id| requests.remove(&id));
@@ -244,11 +542,22 @@ impl Session {
                         Some(what) => outln!("! {what} refused: {}", error.plain()),
                         None => outln!("! server error: {}", error.plain()),
                     }
-                    return Redraw::No;
+                    return Ok(Redraw::No);
                 }
                 // An event of a kind this client does not know: say so, keep its clocks.
-                if let (Incoming::Other(value), Some(view)) = (&other, view.as_mut()) {
+                if let Incoming::Other(value) = &other {
                     if value.get("type").and_then(Value::as_str) == Some("event") {
+                        if let Some(seq) = value.get("seq").and_then(Value::as_u64) {
+                            if !self.in_step(progress, seq)? {
+                                return Ok(Redraw::No);
+                            }
+                        }
+                        let Some(view) = progress.view.as_mut() else {
+                            return Ok(Redraw::No);
+                        };
+                        if let Some(seq) = value.get("seq").and_then(Value::as_u64) {
+                            progress.seq = Some(seq);
+                        }
                         let kind = value
                             .pointer("/event/kind")
                             .and_then(Value::as_str)
@@ -260,8 +569,21 @@ impl Session {
                         outln!("* {kind} (an event this client does not know)");
                     }
                 }
-                Redraw::No
+                Ok(Redraw::No)
             }
+        }
+    }
+
+    /// Whether the event numbered `seq` is the next one to apply: `false` for one already
+    /// applied (sent again), an error for one after a gap.
+    fn in_step(&self, progress: &Progress, seq: u64) -> Result<bool, String> {
+        match progress.seq {
+            Some(last) if seq <= last => Ok(false),
+            Some(last) if seq > last.saturating_add(1) => Err(format!(
+                "event {} was followed by event {seq}: some went missing",
+                last
+            )),
+            _ => Ok(true),
         }
     }
 
@@ -296,10 +618,15 @@ impl Session {
             return Ok(true);
         };
         match parse(line, &self.match_id) {
-            Input::Send { message, what } => {
-                let id = conn.send(message).await?;
-                requests.insert(id, what);
-            }
+            Input::Send { message, what } => match conn.send(message).await {
+                Ok(id) => {
+                    requests.insert(id, what);
+                }
+                Err(e) => {
+                    outln!("? {what} may not have reached the server: the connection broke");
+                    return Err(e);
+                }
+            },
             Input::Time => match view {
                 // Its own label, so that it is told apart from the clocks of a redraw.
                 Some(view) => outln!("{}", view.clock_line("clocks now")),
@@ -315,6 +642,54 @@ impl Session {
             Input::Invalid(why) => outln!("? {why} (type `help` for the commands)"),
         }
         Ok(true)
+    }
+}
+
+/// Whether a frame is the server's answer to a re-join: the `state`, the first missed event,
+/// or the `ack` (when nothing was missed).
+fn answers_join_burst(incoming: &Incoming, answers_join: bool) -> bool {
+    answers_join
+        || matches!(
+            incoming,
+            Incoming::Message(ServerMessage::State(_) | ServerMessage::Event(_))
+        )
+        || matches!(incoming, Incoming::Other(value)
+            if value.get("type").and_then(Value::as_str) == Some("event"))
+}
+
+/// The wait before reconnection attempt `attempt` (0 for the first): 0.25 s doubling up to
+/// 5 s, less a random part of up to half.
+fn backoff(attempt: u32) -> Duration {
+    let full = BACKOFF_FIRST
+        .saturating_mul(1u32.checked_shl(attempt.min(16)).unwrap_or(u32::MAX))
+        .min(BACKOFF_MAX);
+    full.mul_f64(1.0 - 0.5 * random_fraction())
+}
+
+/// A number in [0, 1) that differs from one call (and one process) to the next; enough for
+/// jitter, which needs no more.
+fn random_fraction() -> f64 {
+    use std::collections::hash_map::RandomState;
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = RandomState::new().build_hasher();
+    hasher.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0),
+    );
+    (hasher.finish() >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// `0.8 s`, `12 s`, `5:00`.
+fn format_wait(duration: Duration) -> String {
+    let secs = duration.as_secs();
+    if secs >= 60 {
+        format!("{}:{:02}", secs / 60, secs % 60)
+    } else if secs >= 10 {
+        format!("{secs} s")
+    } else {
+        format!("{:.1} s", duration.as_secs_f64())
     }
 }
 
@@ -479,5 +854,31 @@ mod tests {
             message: "".into(),
         };
         assert_eq!(refusal.plain(), "refused");
+    }
+
+    #[test]
+    fn backoff_doubles_to_five_seconds_with_jitter() {
+        for attempt in 0..40 {
+            let full = Duration::from_millis(250 * (1u64 << attempt.min(5))).min(BACKOFF_MAX);
+            let wait = backoff(attempt);
+            assert!(wait <= full && wait >= full / 2, "{attempt}: {wait:?}");
+        }
+        let last = backoff(u32::MAX);
+        assert!(last >= BACKOFF_MAX / 2 && last <= BACKOFF_MAX, "{last:?}");
+        assert!((0..100).all(|_| (0.0..1.0).contains(&random_fraction())));
+    }
+
+    #[test]
+    fn reconnect_timeouts_are_read() {
+        let ok = |text: &str| parse_reconnect_timeout(text).unwrap();
+        assert_eq!(ok("300"), Duration::from_secs(300));
+        assert_eq!(ok("5:00"), Duration::from_secs(300));
+        assert_eq!(ok("1.5"), Duration::from_millis(1500));
+        assert_eq!(ok("0"), Duration::ZERO);
+        for bad in ["", "-1", "soon", "1:75", "1e300", "NaN", "inf"] {
+            assert!(parse_reconnect_timeout(bad).is_err(), "{bad}");
+        }
+        assert_eq!(format_wait(Duration::from_secs(300)), "5:00");
+        assert_eq!(format_wait(Duration::from_millis(800)), "0.8 s");
     }
 }

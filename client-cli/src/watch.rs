@@ -1,12 +1,13 @@
 //! `hakem watch`: a spectator's view of a match, until the round ends.
 
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::Args;
 use hakem_protocol::ClientMessage;
 
 use crate::connection::{parse_server_url, DEFAULT_SERVER};
-use crate::session::{Role, Session};
+use crate::session::{parse_reconnect_timeout, Role, Session, DEFAULT_RECONNECT};
 
 #[derive(Args)]
 pub struct WatchArgs {
@@ -18,6 +19,12 @@ pub struct WatchArgs {
           default_value = DEFAULT_SERVER,
           value_parser = parse_server_url)]
     pub server: String,
+    /// How long to keep trying to reconnect after the connection is lost: seconds or MM:SS;
+    /// 0 exits at once instead.
+    #[arg(long, value_name = "SECONDS", env = "HAKEM_RECONNECT_TIMEOUT",
+          default_value = DEFAULT_RECONNECT,
+          value_parser = parse_reconnect_timeout)]
+    pub reconnect_timeout: Duration,
 }
 
 pub async fn run(args: WatchArgs) -> ExitCode {
@@ -32,6 +39,7 @@ pub async fn run(args: WatchArgs) -> ExitCode {
         // A spectator only watches; stdin is not read at all.
         parse: None,
         help: "",
+        reconnect_for: args.reconnect_timeout,
     }
     .run()
     .await

@@ -59,6 +59,12 @@ pub struct PerSeat<T> {
     pub p2: T,
 }
 
+impl<T> PerSeat<Option<T>> {
+    pub fn is_empty(&self) -> bool {
+        self.p1.is_none() && self.p2.is_none()
+    }
+}
+
 impl<T> PerSeat<T> {
     pub fn new(p1: T, p2: T) -> PerSeat<T> {
         PerSeat { p1, p2 }
@@ -151,6 +157,12 @@ pub enum ClientMessage {
     },
     Ping,
     CreateMatch(CreateMatch),
+    /// Organizer only: a player or bot account, whose token lets it be seated by name.
+    CreateAccount {
+        name: String,
+        #[serde(default)]
+        kind: AccountKind,
+    },
     /// Take a seat (with `seat_token`) or arbitrate (with `arbiter_token`).
     Join {
         #[serde(rename = "match")]
@@ -266,6 +278,7 @@ impl ClientMessage {
         "hello",
         "ping",
         "create_match",
+        "create_account",
         "join",
         "watch",
         "leave",
@@ -289,7 +302,7 @@ impl ClientMessage {
     pub fn match_id(&self) -> Option<&str> {
         use ClientMessage::*;
         match self {
-            Hello { .. } | Ping | CreateMatch(_) | ListMatches => None,
+            Hello { .. } | Ping | CreateMatch(_) | CreateAccount { .. } | ListMatches => None,
             Join { match_id, .. }
             | Watch { match_id, .. }
             | Leave { match_id }
@@ -329,6 +342,9 @@ pub struct CreateMatch {
     pub warnings_limit: u8,
     #[serde(default)]
     pub players: PerSeat<String>,
+    /// Accounts (by name) to seat: each is sent `your_match` with its seat token.
+    #[serde(default, skip_serializing_if = "PerSeat::is_empty")]
+    pub accounts: PerSeat<Option<String>>,
 }
 
 fn default_sets() -> u8 {
@@ -361,6 +377,7 @@ impl CreateMatch {
             clock: default_clock(),
             warnings_limit: default_warnings_limit(),
             players: PerSeat::default(),
+            accounts: PerSeat::default(),
         }
     }
 }
@@ -435,6 +452,24 @@ pub enum ServerMessage {
         re: Option<Value>,
         server_time_ms: u64,
     },
+    /// An account was created; its token is shown only here.
+    AccountCreated {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        re: Option<Value>,
+        name: String,
+        kind: AccountKind,
+        token: String,
+    },
+    /// To an account's connections: it is seated in a match (sent at `hello` for every live
+    /// match it is seated in, and when a new one is created).
+    YourMatch {
+        #[serde(rename = "match")]
+        match_id: String,
+        seat: Seat,
+        seat_token: String,
+        game: String,
+        variant: String,
+    },
     MatchCreated {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         re: Option<Value>,
@@ -462,6 +497,15 @@ pub enum ServerMessage {
         seq: Option<u64>,
     },
     Error(ErrorReply),
+}
+
+/// What an account is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AccountKind {
+    #[default]
+    Player,
+    Bot,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -4,6 +4,7 @@
 //! ([`clock`]); connections ([`session`]) reach rooms through a map of room handles. The HTTP
 //! side ([`http`]) serves the WebSocket endpoint and read-only JSON.
 
+pub mod accounts;
 pub mod clock;
 pub mod http;
 pub mod record;
@@ -18,8 +19,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use dashmap::DashMap;
-use hakem_protocol::{CreateMatch, MatchSummary, PerSeat};
+use hakem_protocol::{AccountKind, CreateMatch, MatchStatus, MatchSummary, PerSeat, Seat};
 
+use crate::accounts::{Accounts, SeatNotice};
 use crate::room::{RoomHandle, Tokens};
 use crate::round::MatchConfig;
 use crate::store::Store;
@@ -33,6 +35,7 @@ pub struct App {
     pub admin_token: String,
     store: Option<Store>,
     pub limits: Limits,
+    pub accounts: Accounts,
 }
 
 /// What a connection may do before the server stops listening to it.
@@ -91,7 +94,81 @@ impl App {
             admin_token,
             store,
             limits,
+            accounts: Accounts::default(),
         })
+    }
+
+    /// Loads the accounts from the store.
+    pub async fn load_accounts(&self) -> Result<usize, String> {
+        let Some(store) = &self.store else {
+            return Ok(0);
+        };
+        let all = store.accounts().await.map_err(|e| e.to_string())?;
+        for account in &all {
+            self.accounts.insert(
+                &account.name,
+                accounts::kind_of(&account.kind),
+                &account.token,
+            );
+        }
+        Ok(all.len())
+    }
+
+    /// Creates an account (organizer only: the session checks); returns its token.
+    pub async fn create_account(
+        &self,
+        name: &str,
+        kind: AccountKind,
+    ) -> Result<String, CreateError> {
+        if !accounts::valid_name(name) {
+            return Err(CreateError::Invalid(
+                "an account name is 1 to 40 letters, digits, '-', '_' or '.'".into(),
+            ));
+        }
+        if self.accounts.exists(name) {
+            return Err(CreateError::Invalid(format!(
+                "the account {name:?} exists already"
+            )));
+        }
+        let token = new_token();
+        if let Some(store) = &self.store {
+            let account = store::StoredAccount {
+                name: name.to_string(),
+                kind: accounts::kind_name(kind).to_string(),
+                token: token.clone(),
+            };
+            store
+                .create_account(&account, wall_clock_ms())
+                .await
+                .map_err(|e| CreateError::Store(e.to_string()))?;
+        }
+        self.accounts.insert(name, kind, &token);
+        Ok(token)
+    }
+
+    /// Is the match live (known and not finished)?
+    pub fn is_live(&self, match_id: &str) -> bool {
+        self.rooms
+            .get(match_id)
+            .is_some_and(|room| room.summary().status != MatchStatus::Finished)
+    }
+
+    /// Remembers (and announces) the accounts seated in a match.
+    fn seat_accounts(&self, match_id: &str, game: &str, variant: &str, tokens: &Tokens) {
+        for seat in Seat::BOTH {
+            if let Some(name) = tokens.accounts.get(seat) {
+                self.accounts.seat(
+                    name,
+                    SeatNotice {
+                        match_id: match_id.to_string(),
+                        seat,
+                        seat_token: tokens.seats.get(seat).clone(),
+                        game: game.to_string(),
+                        variant: variant.to_string(),
+                    },
+                );
+            }
+        }
     }
 
     /// Rebuilds every unfinished match from the store; returns how many.
@@ -103,6 +180,13 @@ impl App {
         let count = live.len();
         for stored in live {
             let id = stored.id.clone();
+            let spec = stored.spec.clone();
+            let tokens = Tokens {
+                seats: spec.seat_tokens.clone(),
+                arbiter: spec.arbiter_token.clone(),
+                accounts: spec.accounts.clone(),
+            };
+            self.seat_accounts(&id, &spec.game, &spec.variant, &tokens);
             match room::restore(stored, Some(store.clone())) {
                 Ok(handle) => {
                     self.rooms.insert(id, handle);
@@ -156,7 +240,18 @@ impl App {
     }
 
     /// Checks a `create_match` request and starts its room.
-    pub async fn create_match(&self, create: CreateMatch) -> Result<Created, CreateError> {
+    pub async fn create_match(&self, mut create: CreateMatch) -> Result<Created, CreateError> {
+        for seat in Seat::BOTH {
+            if let Some(name) = create.accounts.get(seat).clone() {
+                if !self.accounts.exists(&name) {
+                    return Err(CreateError::Invalid(format!("no account {name:?}")));
+                }
+                let player = create.players.get_mut(seat);
+                if player.trim().is_empty() {
+                    *player = name;
+                }
+            }
+        }
         let config = MatchConfig::new(
             &create.game,
             create.variant.as_deref(),
@@ -177,6 +272,7 @@ impl App {
         let tokens = Tokens {
             seats: seat_tokens.clone(),
             arbiter: arbiter_token.clone(),
+            accounts: create.accounts.clone(),
         };
         if let Some(store) = &self.store {
             let spec = room::spec_of(&config, &tokens);
@@ -185,8 +281,15 @@ impl App {
                 .await
                 .map_err(|e| CreateError::Store(e.to_string()))?;
         }
-        let handle = room::spawn(match_id.clone(), config, tokens, self.store.clone());
+        let (game, variant) = (config.game.as_str(), config.variant);
+        let handle = room::spawn(
+            match_id.clone(),
+            config.clone(),
+            tokens.clone(),
+            self.store.clone(),
+        );
         self.rooms.insert(match_id.clone(), handle);
+        self.seat_accounts(&match_id, game, variant, &tokens);
         tracing::info!(%match_id, game = %create.game, "match created");
         Ok(Created {
             match_id,

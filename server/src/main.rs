@@ -104,6 +104,10 @@ async fn main() -> std::process::ExitCode {
         ..hakem_server::Limits::default()
     };
     let app = hakem_server::App::new(admin_token, Some(store), limits);
+    if let Err(e) = app.load_accounts().await {
+        eprintln!("hakem-server: cannot load accounts: {e}");
+        return std::process::ExitCode::FAILURE;
+    }
     match app.restore_live_matches().await {
         Ok(0) => {}
         Ok(count) => tracing::info!(count, "live matches restored"),

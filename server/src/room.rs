@@ -155,10 +155,12 @@ impl RoomHandle {
     }
 }
 
-/// The tokens of a match.
+/// The tokens of a match, and the accounts seated in it.
+#[derive(Clone, Debug)]
 pub struct Tokens {
     pub seats: PerSeat<Token>,
     pub arbiter: Token,
+    pub accounts: PerSeat<Option<String>>,
 }
 
 struct Member {
@@ -234,6 +236,7 @@ pub fn spec_of(config: &MatchConfig, tokens: &Tokens) -> MatchSpec {
         untimed_ply_limit: config.untimed_ply_limit,
         seat_tokens: tokens.seats.clone(),
         arbiter_token: tokens.arbiter.clone(),
+        accounts: tokens.accounts.clone(),
     }
 }
 
@@ -270,6 +273,7 @@ pub fn restore(stored: StoredMatch, store: Option<Store>) -> Result<RoomHandle, 
     let tokens = Tokens {
         seats: spec.seat_tokens,
         arbiter: spec.arbiter_token,
+        accounts: spec.accounts,
     };
     let seq = log.len() as u64;
     Ok(start(stored.id, round, tokens, seq, log, store))

@@ -8,8 +8,8 @@ use std::time::Duration;
 use axum::extract::ws::{Message, Utf8Bytes, WebSocket};
 use futures_util::{SinkExt, StreamExt};
 use hakem_protocol::{
-    parse_client_frame, ClientMessage, CreateMatch, ErrorCode, ErrorReply, Identity, IdentityKind,
-    ServerMessage, MAX_FRAME_BYTES, PROTOCOL_VERSION,
+    parse_client_frame, AccountKind, ClientMessage, CreateMatch, ErrorCode, ErrorReply, Identity,
+    IdentityKind, ServerMessage, MAX_FRAME_BYTES, PROTOCOL_VERSION,
 };
 use serde_json::Value;
 use tokio::sync::{mpsc, Notify};
@@ -52,6 +52,7 @@ pub async fn serve(socket: WebSocket, app: Arc<App>) {
         outbox,
         identity: None,
         token: None,
+        account: None,
         joined: HashMap::new(),
         bucket: TokenBucket::new(limits.rate_per_sec, limits.rate_burst),
         refused_in_a_row: 0,
@@ -161,6 +162,8 @@ struct Session {
     identity: Option<Identity>,
     /// A token given in `hello`, used by a `join` that names none.
     token: Option<String>,
+    /// The account this connection speaks for, if its `hello` token was an account's.
+    account: Option<String>,
     joined: HashMap<String, RoomHandle>,
     bucket: TokenBucket,
     /// Messages refused for flooding since the last one accepted.
@@ -235,6 +238,30 @@ impl Session {
                 matches: self.app.summaries(),
             }),
             ClientMessage::CreateMatch(create) => self.create(re, create).await,
+            ClientMessage::CreateAccount { name, kind } => {
+                if self.identity.as_ref().map(|i| i.kind) != Some(IdentityKind::Organizer) {
+                    self.error(
+                        re,
+                        ErrorCode::Forbidden,
+                        "only the organizer creates accounts",
+                    );
+                    return;
+                }
+                match self.app.create_account(&name, kind).await {
+                    Ok(token) => self.send(&ServerMessage::AccountCreated {
+                        re,
+                        name,
+                        kind,
+                        token,
+                    }),
+                    Err(crate::CreateError::Invalid(message)) => {
+                        self.error(re, ErrorCode::BadRequest, message)
+                    }
+                    Err(crate::CreateError::Store(message)) => {
+                        self.error(re, ErrorCode::Internal, message)
+                    }
+                }
+            }
             ClientMessage::Join {
                 match_id,
                 seat_token,
@@ -311,28 +338,41 @@ impl Session {
             );
             return;
         }
+        if self.identity.is_some() {
+            self.error(re, ErrorCode::BadRequest, "hello was already said");
+            return;
+        }
         let token = token.filter(|t| !t.is_empty());
-        let kind = match &token {
-            None => IdentityKind::Guest,
-            Some(token) if same_token(&self.app.admin_token, token) => IdentityKind::Organizer,
+        let account = token.as_deref().and_then(|t| self.app.accounts.by_token(t));
+        let (kind, name) = match (&token, &account) {
+            (None, _) => (IdentityKind::Guest, String::new()),
+            (Some(token), _) if same_token(&self.app.admin_token, token) => {
+                (IdentityKind::Organizer, String::new())
+            }
+            (Some(_), Some((name, AccountKind::Bot))) => (IdentityKind::Bot, name.clone()),
+            (Some(_), Some((name, AccountKind::Player))) => (IdentityKind::Player, name.clone()),
             // Other tokens are seat or arbiter tokens, checked by the room on `join`.
-            Some(_) => IdentityKind::Player,
+            (Some(_), None) => (IdentityKind::Player, String::new()),
         };
-        let identity = Identity {
-            kind,
-            name: String::new(),
-        };
+        let identity = Identity { kind, name };
         if self.identity.is_none() {
             metrics::gauge!("hakem_connections", "kind" => kind_label(kind)).increment(1.0);
         }
         self.identity = Some(identity.clone());
-        self.token = token.filter(|_| kind == IdentityKind::Player);
+        self.token = token.filter(|_| kind == IdentityKind::Player && account.is_none());
         self.send(&ServerMessage::Welcome {
             protocol: PROTOCOL_VERSION,
             session: format!("s{}", self.conn),
             identity,
             server_time_ms: crate::wall_clock_ms(),
         });
+        if let Some((name, _)) = account {
+            let app = self.app.clone();
+            self.app
+                .accounts
+                .attach(&name, self.conn, self.outbox.clone(), |id| app.is_live(id));
+            self.account = Some(name);
+        }
     }
 
     async fn create(&self, re: Option<Value>, create: CreateMatch) {
@@ -391,6 +431,9 @@ impl Session {
     }
 
     async fn leave_all(&mut self) {
+        if let Some(name) = self.account.take() {
+            self.app.accounts.detach(&name, self.conn);
+        }
         for (_, room) in self.joined.drain() {
             let _ = room.tx.send(RoomCommand::Gone { conn: self.conn }).await;
         }

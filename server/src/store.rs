@@ -19,7 +19,10 @@ use tokio::sync::{mpsc, oneshot};
 use hakem_protocol::{ClockConfig, PerSeat};
 
 /// The schema, one step per version; applied in order, each once.
-const MIGRATIONS: &[(i64, &str)] = &[(1, include_str!("../migrations/0001_matches_events.sql"))];
+const MIGRATIONS: &[(i64, &str)] = &[
+    (1, include_str!("../migrations/0001_matches_events.sql")),
+    (2, include_str!("../migrations/0002_accounts.sql")),
+];
 
 /// Appends waiting for the writer; a full queue makes rooms wait (never drops an event).
 const WRITER_QUEUE: usize = 4096;
@@ -55,6 +58,17 @@ pub struct MatchSpec {
     pub untimed_ply_limit: u32,
     pub seat_tokens: PerSeat<String>,
     pub arbiter_token: String,
+    /// Accounts seated by name, if any.
+    #[serde(default)]
+    pub accounts: PerSeat<Option<String>>,
+}
+
+/// A stored account.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoredAccount {
+    pub name: String,
+    pub kind: String,
+    pub token: String,
 }
 
 /// A stored match: its spec and its event frames (the JSON sent to clients), in `seq` order.
@@ -265,6 +279,47 @@ impl Store {
                 .iter()
                 .map(|row| row.try_get::<String, _>(0))
                 .collect::<Result<_, _>>()?
+        }))
+    }
+
+    /// Records a new account; an error if the name is taken.
+    pub async fn create_account(
+        &self,
+        account: &StoredAccount,
+        created_ms: u64,
+    ) -> Result<(), StoreError> {
+        let sql = sql_for(
+            &self.db,
+            "INSERT INTO accounts (name, kind, token, created_ms) VALUES ($1, $2, $3, $4)",
+        );
+        on_db!(&self.db, pool => {
+            sqlx::query(&sql)
+                .bind(&account.name)
+                .bind(&account.kind)
+                .bind(&account.token)
+                .bind(created_ms as i64)
+                .execute(pool)
+                .await?;
+        });
+        Ok(())
+    }
+
+    pub async fn accounts(&self) -> Result<Vec<StoredAccount>, StoreError> {
+        let sql = sql_for(
+            &self.db,
+            "SELECT name, kind, token FROM accounts ORDER BY name",
+        );
+        Ok(on_db!(&self.db, pool => {
+            let rows = sqlx::query(&sql).fetch_all(pool).await?;
+            let mut out = Vec::with_capacity(rows.len());
+            for row in rows {
+                out.push(StoredAccount {
+                    name: row.try_get(0)?,
+                    kind: row.try_get(1)?,
+                    token: row.try_get(2)?,
+                });
+            }
+            out
         }))
     }
 

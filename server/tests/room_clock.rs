@@ -60,6 +60,7 @@ async fn seated_room(clock: ClockConfig) -> (RoomHandle, Member, Member) {
     let tokens = Tokens {
         seats: PerSeat::new("a".repeat(32), "b".repeat(32)),
         arbiter: "c".repeat(32),
+        accounts: PerSeat::default(),
     };
     let room = room::spawn("m1".into(), config, tokens, None);
     let (p1, p2) = (Member::new(), Member::new());

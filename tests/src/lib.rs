@@ -122,14 +122,16 @@ impl Server {
         Server::start_on(Database::sqlite(), args)
     }
 
+    /// A server on `database`; `args` may name a `--listen` address (a free port by default).
     pub fn start_on(database: Database, args: &[&str]) -> Server {
+        let listen: &[&str] = if args.contains(&"--listen") {
+            &[]
+        } else {
+            &["--listen", "127.0.0.1:0"]
+        };
         let mut child = Command::new(binary("hakem-server"))
-            .args([
-                "--listen",
-                "127.0.0.1:0",
-                "--admin-token",
-                "organizer-secret",
-            ])
+            .args(listen)
+            .args(["--admin-token", "organizer-secret"])
             .args(["--database", &database.url])
             .args(args)
             .env(
@@ -157,10 +159,12 @@ impl Server {
         }
     }
 
-    /// A new server process on the same database (after [`Server::kill`]).
+    /// A new server process on the same database and the same port (after [`Server::kill`]),
+    /// so that clients can reconnect to the address they know.
     pub fn restart(&mut self) {
         self.kill();
-        let next = Server::start_on(self.database.clone(), &[]);
+        let listen = self.addr.clone();
+        let next = Server::start_on(self.database.clone(), &["--listen", &listen]);
         let old = std::mem::replace(self, next);
         std::mem::forget(old);
     }

@@ -3,7 +3,9 @@
 //! as a person at a terminal (or a script with pipes) would use them.
 
 use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
 use std::process::{Child, ChildStdin, Command, Output, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -25,8 +27,13 @@ struct Hakem {
 
 impl Hakem {
     fn spawn(name: &'static str, args: &[&str]) -> Hakem {
+        Hakem::spawn_with_env(name, args, &[])
+    }
+
+    fn spawn_with_env(name: &'static str, args: &[&str], env: &[(&str, &str)]) -> Hakem {
         let mut child = Command::new(binary("hakem"))
             .args(args)
+            .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -476,23 +483,298 @@ fn the_arbiter_starts_pauses_and_decides_the_round() {
     assert_eq!(late.exit_code(), 0);
 }
 
+/// A TCP relay between the clients and the server, standing for the network: it can cut every
+/// connection (a network failure), refuse new ones for a while (the network still down), and
+/// lead to a new server address after a restart, while the clients keep one address.
+struct Relay {
+    addr: String,
+    upstream: Arc<Mutex<String>>,
+    blocked: Arc<AtomicBool>,
+    live: Arc<Mutex<Vec<TcpStream>>>,
+}
+
+impl Relay {
+    fn start(upstream: &str) -> Relay {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind the relay");
+        let addr = listener.local_addr().expect("relay address").to_string();
+        let relay = Relay {
+            addr,
+            upstream: Arc::new(Mutex::new(upstream.to_string())),
+            blocked: Arc::new(AtomicBool::new(false)),
+            live: Arc::new(Mutex::new(Vec::new())),
+        };
+        let (upstream, blocked, live) = (
+            relay.upstream.clone(),
+            relay.blocked.clone(),
+            relay.live.clone(),
+        );
+        thread::spawn(move || {
+            for client in listener.incoming() {
+                let Ok(client) = client else { continue };
+                if blocked.load(Ordering::SeqCst) {
+                    continue; // dropped: closed at once
+                }
+                let target = upstream
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .clone();
+                let Ok(server) = TcpStream::connect(&target) else {
+                    continue;
+                };
+                let (Ok(client2), Ok(server2), Ok(client3), Ok(server3)) = (
+                    client.try_clone(),
+                    server.try_clone(),
+                    client.try_clone(),
+                    server.try_clone(),
+                ) else {
+                    continue;
+                };
+                live.lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .extend([client3, server3]);
+                pipe(client, server);
+                pipe(server2, client2);
+            }
+        });
+        relay
+    }
+
+    fn ws_url(&self) -> String {
+        format!("ws://{}/ws", self.addr)
+    }
+
+    /// Breaks every open connection, as a network failure does.
+    fn cut(&self) {
+        let live: Vec<TcpStream> = self
+            .live
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .drain(..)
+            .collect();
+        for stream in live {
+            let _ = stream.shutdown(Shutdown::Both);
+        }
+    }
+
+    /// While blocked, new connections are closed at once.
+    fn block(&self, blocked: bool) {
+        self.blocked.store(blocked, Ordering::SeqCst);
+    }
+
+    fn lead_to(&self, upstream: &str) {
+        *self.upstream.lock().unwrap_or_else(PoisonError::into_inner) = upstream.to_string();
+    }
+}
+
+/// Copies one direction of a relayed connection; the end of either side ends both.
+fn pipe(mut from: TcpStream, mut to: TcpStream) {
+    thread::spawn(move || {
+        let _ = std::io::copy(&mut from, &mut to);
+        let _ = from.shutdown(Shutdown::Both);
+        let _ = to.shutdown(Shutdown::Both);
+    });
+}
+
 #[test]
-fn losing_the_server_during_the_round_exits_1() {
+fn play_and_watch_reconnect_across_a_network_failure_and_a_server_restart() {
+    let mut server = Server::start();
+    // The players and the watcher reach the server through separate relays, so that the
+    // watcher alone can be cut off while the game goes on.
+    let players_net = Relay::start(&server.addr);
+    let watcher_net = Relay::start(&server.addr);
+    let m = create(
+        &server,
+        &[
+            "--variant",
+            "classic",
+            "--sets",
+            "1",
+            "--p1",
+            "Ann",
+            "--p2",
+            "Ben",
+        ],
+    );
+    let (purl, wurl) = (players_net.ws_url(), watcher_net.ws_url());
+    let mut watcher = Hakem::spawn("watch", &["watch", "--server", &wurl, "--match", &m.id]);
+    watcher.expect("watching match");
+    let mut p1 = Hakem::spawn(
+        "p1",
+        &[
+            "play", "--server", &purl, "--match", &m.id, "--token", &m.p1,
+        ],
+    );
+    p1.expect("joined match");
+    let mut p2 = Hakem::spawn(
+        "p2",
+        &[
+            "play", "--server", &purl, "--match", &m.id, "--token", &m.p2,
+        ],
+    );
+    p2.expect("joined match");
+    start_set(&mut p1, &mut p2, 1);
+    let play_move = |i: usize, p1: &mut Hakem, p2: &mut Hakem| {
+        let mv = CLASSIC_PLACEMENT_WIN[i];
+        let (mover, other, seat) = if i % 2 == 0 {
+            (p1, p2, "p1")
+        } else {
+            (p2, p1, "p2")
+        };
+        mover.send(mv);
+        other.expect(&format!("{seat} moved {mv}"));
+        if i + 1 < CLASSIC_PLACEMENT_WIN.len() {
+            other.expect(&format!("{seat} pressed the clock"));
+        }
+    };
+    for i in 0..3 {
+        play_move(i, &mut p1, &mut p2);
+    }
+    watcher.expect("p1 moved a2se");
+
+    // The watcher's network fails and stays down while two moves are made.
+    watcher_net.block(true);
+    watcher_net.cut();
+    watcher.expect("* connection to the server lost (");
+    play_move(3, &mut p1, &mut p2);
+    play_move(4, &mut p1, &mut p2);
+    watcher_net.block(false);
+    // Back, it gets exactly the events it missed, once each, and the right picture.
+    watcher.expect("* connection back after ");
+    watcher.expect("p2 moved f5se");
+    watcher.expect("p1 moved a3se");
+    for row in [
+        " 6  . . . | . . o  6",
+        " 5  . . . | . . o  5",
+        " 3  x . . | . . .  3",
+    ] {
+        watcher.expect(row);
+    }
+
+    // The server is killed in the middle of the set; everyone notices.
+    server.kill();
+    for terminal in [&mut p1, &mut p2, &mut watcher] {
+        terminal.expect("* connection to the server lost (");
+    }
+    // A command typed meanwhile is refused at once, not kept for later.
+    p2.send("f4se");
+    p2.expect("? move f4se not sent: the connection to the server is lost");
+    p2.send("time");
+    p2.expect("clocks now (not connected");
+
+    // A new server on the same database: everyone reconnects by themselves.
+    server.restart();
+    players_net.lead_to(&server.addr);
+    watcher_net.lead_to(&server.addr);
+    for terminal in [&mut p1, &mut p2, &mut watcher] {
+        terminal.expect("* connection back after ");
+        terminal.expect(" 5  . . . | . . o  5");
+    }
+    p2.expect("p2 (Ben, you) to move: your turn");
+
+    // The players finish the set through their stdin; the watcher sees the end.
+    for i in 5..CLASSIC_PLACEMENT_WIN.len() {
+        play_move(i, &mut p1, &mut p2);
+    }
+    let ended = "set 1 ended 1-0: p1 (Ann) wins by five";
+    let round = "round over: p1 (Ann) wins the round, set points p1 1 - 0 p2 (by sets)";
+    for terminal in [&mut p1, &mut p2, &mut watcher] {
+        terminal.expect(ended);
+        terminal.expect(round);
+    }
+    for terminal in [&mut watcher, &mut p1, &mut p2] {
+        assert_eq!(terminal.exit_code(), 0, "{}", terminal.output());
+        let stderr = terminal.stderr();
+        assert!(stderr.is_empty(), "{}: {stderr}", terminal.name);
+    }
+    // Every move exactly once on the watcher's terminal, across both losses.
+    let seen = watcher.output();
+    for mv in CLASSIC_PLACEMENT_WIN {
+        assert_eq!(
+            seen.matches(&format!(" moved {mv}\n")).count(),
+            1,
+            "{mv}: {seen}"
+        );
+    }
+    assert_eq!(
+        seen.matches("* connection to the server lost").count(),
+        2,
+        "{seen}"
+    );
+    assert_eq!(seen.matches("* connection back after").count(), 2, "{seen}");
+    assert_eq!(server.match_state(&m.id)["status"], "finished");
+}
+
+#[test]
+fn a_client_gives_up_when_the_server_does_not_come_back() {
     let mut server = Server::start();
     let m = create(&server, &[]);
-    let mut watcher = watch(&server, &m);
+    let url = server.ws_url();
+    let mut watcher = Hakem::spawn(
+        "watch",
+        &[
+            "watch",
+            "--server",
+            &url,
+            "--match",
+            &m.id,
+            "--reconnect-timeout",
+            "1",
+        ],
+    );
     watcher.expect("watching match");
-    let mut p1 = play(&server, &m, "p1", &m.p1);
+    let mut p1 = Hakem::spawn_with_env(
+        "p1",
+        &["play", "--server", &url, "--match", &m.id, "--token", &m.p1],
+        &[("HAKEM_RECONNECT_TIMEOUT", "1.5")],
+    );
     p1.expect("joined match");
+    // Reconnecting turned off: the old behaviour, exit 1 at once.
+    let mut arb = Hakem::spawn(
+        "arbiter",
+        &[
+            "arbiter",
+            "--server",
+            &url,
+            "--match",
+            &m.id,
+            "--token",
+            &m.arbiter,
+            "--reconnect-timeout",
+            "0",
+        ],
+    );
+    arb.expect("arbitrating match");
+
+    let killed = Instant::now();
     server.kill();
-    for terminal in [&mut watcher, &mut p1] {
+    p1.expect("* connection to the server lost (");
+    p1.send("ready");
+    p1.expect("? ready not sent: the connection to the server is lost");
+    watcher.expect("* connection to the server lost (");
+    for (terminal, limit) in [(&mut watcher, "1.0 s"), (&mut p1, "1.5 s")] {
         assert_eq!(terminal.exit_code(), 1, "{}", terminal.output());
         let stderr = terminal.stderr();
         assert!(
-            stderr.starts_with("hakem: ") && stderr.contains("run the same command again"),
+            stderr.starts_with(
+                "hakem: lost the connection to the server and could not get it back within "
+            ) && stderr.contains(limit)
+                && stderr.contains("run the same command again to rejoin"),
             "{stderr}"
         );
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
     }
+    assert!(
+        killed.elapsed() >= Duration::from_secs(1),
+        "{:?}",
+        killed.elapsed()
+    );
+    assert_eq!(arb.exit_code(), 1, "{}", arb.output());
+    let stderr = arb.stderr();
+    assert!(
+        stderr.starts_with("hakem: ") && stderr.contains("run the same command again"),
+        "{stderr}"
+    );
+    assert!(!arb.output().contains("reconnecting"), "{}", arb.output());
 }
 
 #[test]
@@ -507,6 +789,16 @@ fn usage_errors_exit_2_and_connection_or_server_errors_exit_1() {
         &["create", "--variant", "fast"],
         &["create", "--clock", "none", "--increment", "5"],
         &["watch", "--match", "m", "--server", "ftp://host"],
+        &["watch", "--match", "m", "--reconnect-timeout", "soon"],
+        &[
+            "play",
+            "--match",
+            "m",
+            "--token",
+            "t",
+            "--reconnect-timeout",
+            "-5",
+        ],
     ] {
         let out = hakem(args);
         assert_eq!(status(&out), 2, "{args:?}: {}", stderr(&out));
