@@ -89,17 +89,23 @@ impl Role {
     }
 }
 
+/// A connection entering a room as a player, the arbiter or a spectator.
+#[derive(Debug)]
+pub struct Join {
+    pub conn: ConnId,
+    pub credential: Credential,
+    /// Send the events after this one instead of a `state`.
+    pub since_seq: Option<u64>,
+    /// Include the legal moves in every `state` sent to this member.
+    pub legal_moves: bool,
+    pub outbox: Outbox,
+    pub re: Option<Value>,
+}
+
 /// A request to the room from a connection (or from the HTTP API).
 #[derive(Debug)]
 pub enum RoomCommand {
-    Join {
-        conn: ConnId,
-        credential: Credential,
-        since_seq: Option<u64>,
-        legal_moves: bool,
-        outbox: Outbox,
-        re: Option<Value>,
-    },
+    Join(Join),
     Leave {
         conn: ConnId,
     },
@@ -331,17 +337,7 @@ impl Room {
 
     async fn on_command(&mut self, command: RoomCommand) {
         match command {
-            RoomCommand::Join {
-                conn,
-                credential,
-                since_seq,
-                legal_moves,
-                outbox,
-                re,
-            } => {
-                self.join(conn, credential, since_seq, legal_moves, outbox, re)
-                    .await
-            }
+            RoomCommand::Join(join) => self.join(join).await,
             RoomCommand::Leave { conn } | RoomCommand::Gone { conn } => {
                 self.dropped.push(conn);
                 self.settle_dropped().await;
@@ -364,15 +360,15 @@ impl Room {
         }
     }
 
-    async fn join(
-        &mut self,
-        conn: ConnId,
-        credential: Credential,
-        since_seq: Option<u64>,
-        legal_moves: bool,
-        outbox: Outbox,
-        re: Option<Value>,
-    ) {
+    async fn join(&mut self, join: Join) {
+        let Join {
+            conn,
+            credential,
+            since_seq,
+            legal_moves,
+            outbox,
+            re,
+        } = join;
         let role = match credential {
             Credential::Spectator => Role::Spectator,
             Credential::Arbiter(token) => {

@@ -421,17 +421,22 @@ impl Round {
         }
     }
 
+    /// Touch-move: a placement is final, so only a turn may follow it.
+    fn placed_already(half: &HalfMove) -> Refusal {
+        Refusal::new(
+            ErrorCode::IllegalMove,
+            format!(
+                "you have placed on {}: a placement is final, turn a quadrant",
+                half.placement.cell()
+            ),
+        )
+    }
+
     fn decide_place(&self, seat: Seat, cell: &str) -> Result<Vec<Event>, Refusal> {
         let play = self.require_turn(seat)?;
         let position = Self::pentago(play)?;
         if let Some(half) = &play.half {
-            return Err(Refusal::new(
-                ErrorCode::IllegalMove,
-                format!(
-                    "you have placed on {}: a placement is final, turn a quadrant",
-                    half.placement.cell()
-                ),
-            ));
+            return Err(Self::placed_already(half));
         }
         let parsed = pentago::Move::parse(cell).map_err(Refusal::illegal)?;
         if parsed.turn.is_some() {
@@ -486,13 +491,7 @@ impl Round {
     fn decide_move(&self, seat: Seat, mv: &str, press: bool) -> Result<Vec<Event>, Refusal> {
         let play = self.require_turn(seat)?;
         if let Some(half) = &play.half {
-            return Err(Refusal::new(
-                ErrorCode::IllegalMove,
-                format!(
-                    "you have placed on {}: a placement is final, turn a quadrant",
-                    half.placement.cell()
-                ),
-            ));
+            return Err(Self::placed_already(half));
         }
         self.completed_move(play, seat, mv.to_string(), press)
     }

@@ -14,7 +14,7 @@ use hakem_protocol::{
 use serde_json::Value;
 use tokio::sync::{mpsc, Notify};
 
-use crate::room::{Action, ConnId, Credential, Outbox, RoomCommand, RoomHandle};
+use crate::room::{Action, ConnId, Credential, Join, Outbox, RoomCommand, RoomHandle};
 use crate::round::Command;
 use crate::tokens::same_token;
 use crate::App;
@@ -415,14 +415,14 @@ impl Session {
         let Some(room) = self.room(&match_id, re.clone()).await else {
             return;
         };
-        let command = RoomCommand::Join {
+        let command = RoomCommand::Join(Join {
             conn: self.conn,
             credential,
             since_seq,
             legal_moves,
             outbox: self.outbox.clone(),
             re: re.clone(),
-        };
+        });
         if room.tx.send(command).await.is_err() {
             self.error(re, ErrorCode::Internal, "the match room has stopped");
             return;

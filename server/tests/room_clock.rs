@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use hakem_protocol::{ClockConfig, PerSeat, ServerMessage};
-use hakem_server::room::{self, Action, Credential, Outbox, RoomCommand, RoomHandle, Tokens};
+use hakem_server::room::{self, Action, Credential, Join, Outbox, RoomCommand, RoomHandle, Tokens};
 use hakem_server::round::MatchConfig;
 use tokio::sync::{mpsc, Notify};
 
@@ -67,14 +67,14 @@ async fn seated_room(clock: ClockConfig) -> (RoomHandle, Member, Member) {
     for (conn, member, token) in [(1, &p1, "a"), (2, &p2, "b")] {
         send(
             &room,
-            RoomCommand::Join {
+            RoomCommand::Join(Join {
                 conn,
                 credential: Credential::Seat(token.repeat(32)),
                 since_seq: None,
                 legal_moves: false,
                 outbox: member.outbox.clone(),
                 re: None,
-            },
+            }),
         )
         .await;
     }
