@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod arbiter;
+mod bot;
 mod connection;
 mod create;
 mod play;
@@ -29,12 +30,15 @@ struct Cli {
 enum Command {
     /// Create a match on a server; print its id, the seat tokens and the arbiter token.
     Create(create::CreateArgs),
-    /// Take a seat in a match and play it from the terminal (line commands on stdin).
-    Play(play::PlayArgs),
+    /// Take a seat in a match and play it from the terminal (line commands on stdin); with
+    /// --vs-bot, play a new match against a built-in bot at once.
+    Play(bot::PlayCommand),
     /// Follow a match as a spectator until the round ends.
     Watch(watch::WatchArgs),
     /// Run a match as its arbiter: warnings, pauses, clock adjustments, decisions.
     Arbiter(arbiter::ArbiterArgs),
+    /// Play a seat with a built-in engine (or, with --listen, every match of a bot account).
+    Bot(bot::BotArgs),
     /// Offline rules tools: perft, replay, show.
     #[command(subcommand)]
     Rules(rules::RulesCommand),
@@ -44,7 +48,9 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Create(args) => run_async(create::run(args)),
-        Command::Play(args) => run_async(play::run(args)),
+        Command::Play(cmd) if cmd.vs.vs_bot => run_async(bot::vs_bot(cmd)),
+        Command::Play(cmd) => run_async(play::run(cmd.play)),
+        Command::Bot(args) => run_async(bot::run(args)),
         Command::Watch(args) => run_async(watch::run(args)),
         Command::Arbiter(args) => run_async(arbiter::run(args)),
         Command::Rules(cmd) => rules::run(cmd),

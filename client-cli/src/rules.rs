@@ -36,6 +36,17 @@ pub enum RulesCommand {
         #[arg(long)]
         json: bool,
     },
+    /// The exact value of a Pentago position for the side to move, and a best move.
+    Solve {
+        #[command(flatten)]
+        game: GameArgs,
+        /// Give up (exit 1, no value claimed) after this many milliseconds.
+        #[arg(long, default_value_t = 60_000)]
+        max_ms: u64,
+        /// One line of JSON: {"value":"win|draw|loss","best":"d4ne","nodes":N,"ms":T}.
+        #[arg(long)]
+        json: bool,
+    },
     /// Print the board after a move list.
     Show {
         #[command(flatten)]
@@ -113,6 +124,14 @@ pub fn run(cmd: RulesCommand) -> ExitCode {
             }
             Err(failure) => failure.report(json),
         },
+        RulesCommand::Solve {
+            game,
+            max_ms,
+            json,
+        } => match game.replay() {
+            Ok(pos) => solve(&pos, max_ms, json),
+            Err(failure) => failure.report(json),
+        },
         RulesCommand::Show { game, legal } => match game.replay() {
             Ok(pos) => {
                 print!("{}", pos.board_text());
@@ -125,6 +144,75 @@ pub fn run(cmd: RulesCommand) -> ExitCode {
             Err(failure) => failure.report(false),
         },
     }
+}
+
+/// Solves a Pentago position within `max_ms`; refuses rather than guesses when time runs out.
+fn solve(position: &AnyPosition, max_ms: u64, json: bool) -> ExitCode {
+    use hakem_engine::pentago::{solve, Budget, SolveError};
+    let refuse = |error: &'static str, message: String, code: u8| {
+        if json {
+            print_json(&ErrorJson {
+                error,
+                ply: None,
+                r#move: None,
+                message: &message,
+                code: None,
+            });
+        }
+        eprintln!("hakem: {message}");
+        ExitCode::from(code)
+    };
+    let AnyPosition::Pentago(pentago) = position else {
+        return refuse(
+            "unsupported_game",
+            format!("the solver is for Pentago, not {}", position.kind()),
+            BAD_INPUT,
+        );
+    };
+    match solve(pentago, Budget::time(std::time::Duration::from_millis(max_ms))) {
+        Ok(solution) => {
+            let ms = solution.elapsed.as_millis() as u64;
+            if json {
+                print_json(&SolveJson {
+                    value: solution.value.as_str(),
+                    best: solution.best.to_string(),
+                    nodes: solution.nodes,
+                    ms,
+                });
+            } else {
+                println!(
+                    "{} for {} to move; best move {} ({} nodes, {} ms)",
+                    solution.value,
+                    side_name(GameKind::Pentago, position.to_move()),
+                    solution.best,
+                    solution.nodes,
+                    ms
+                );
+            }
+            ExitCode::SUCCESS
+        }
+        Err(SolveError::OutOfBudget { nodes, elapsed }) => refuse(
+            "out_of_budget",
+            format!(
+                "not solved within {max_ms} ms ({nodes} nodes in {} ms): no value claimed",
+                elapsed.as_millis()
+            ),
+            1,
+        ),
+        Err(SolveError::GameOver) => refuse(
+            "game_over",
+            "the game is already over".to_string(),
+            BAD_INPUT,
+        ),
+    }
+}
+
+#[derive(Serialize)]
+struct SolveJson {
+    value: &'static str,
+    best: String,
+    nodes: u64,
+    ms: u64,
 }
 
 /// Replays every set of a record file; status 2 when any set is wrong or the file unreadable.

@@ -181,3 +181,36 @@ fn unknown_game_or_variant_is_a_usage_error() {
     let value: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(value["error"], "bad_variant");
 }
+
+#[test]
+fn solve_gives_the_exact_value_and_a_best_move() {
+    // A sample of the solver vectors (the engine crate checks them all).
+    for [preset, moves, value, best] in vectors("pentago", "solve.tsv").into_iter().step_by(7) {
+        let out = hakem(&[
+            "rules", "solve", "--game", "pentago", "--variant", &preset, "--moves", &moves,
+            "--json",
+        ]);
+        assert!(out.status.success(), "{moves}: {out:?}");
+        let answer: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+        assert_eq!(answer["value"], value.as_str(), "{preset} {moves}");
+        let chosen = answer["best"].as_str().unwrap();
+        assert!(
+            best.split_whitespace().any(|m| m == chosen),
+            "{preset} {moves}: {chosen} not in {best}"
+        );
+        assert!(answer["nodes"].is_u64() && answer["ms"].is_u64());
+    }
+}
+
+#[test]
+fn solve_refuses_rather_than_guesses() {
+    // The empty board cannot be solved in a millisecond.
+    let out = hakem(&[
+        "rules", "solve", "--game", "pentago", "--max-ms", "1", "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let answer: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(answer["error"], "out_of_budget");
+    let out = hakem(&["rules", "solve", "--game", "quoridor", "--json"]);
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -36,6 +36,7 @@ pub fn router(app: Arc<App>, metrics: Option<PrometheusHandle>) -> Router {
         .route("/api/matches", get(list_matches))
         .route("/api/matches/{id}", get(match_state))
         .route("/api/matches/{id}/record", get(match_record))
+        .merge(crate::web::routes())
         .with_state(app)
 }
 

@@ -14,6 +14,7 @@ pub mod session;
 pub mod store;
 pub mod tokens;
 pub mod view;
+pub mod web;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;

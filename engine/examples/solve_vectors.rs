@@ -1,0 +1,78 @@
+//! Solves every line of the shared Pentago solve vectors and prints the time and nodes of each.
+//!
+//! `cargo run --release -p hakem-engine --example solve_vectors [max_seconds] [first_line]`
+
+use std::time::Duration;
+
+use hakem_engine::pentago::{solve, Budget};
+use hakem_games::pentago::{Move, Position, Rules};
+use hakem_games::Game;
+
+/// CPU time of this thread (Linux), for rates that do not depend on other load.
+fn cpu_time() -> Option<Duration> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let ns: u64 = text.split_whitespace().next()?.parse().ok()?;
+    Some(Duration::from_nanos(ns))
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let max = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(10.0);
+    let first: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(1);
+    let text = include_str!("../../games/tests/vectors/pentago/solve.tsv");
+    let cpu_start = cpu_time();
+    let (mut agree, mut total, mut nodes, mut secs) = (0, 0, 0u64, 0.0);
+    for (i, line) in text.lines().enumerate().skip(first - 1) {
+        let f: Vec<&str> = line.split('\t').collect();
+        let Some(rules) = Rules::preset(f[0]) else {
+            continue;
+        };
+        let mut position = Position::new(rules);
+        for token in f[1].split_whitespace() {
+            position.play_str(token).expect("legal");
+        }
+        let best: Vec<Move> = f[3]
+            .split_whitespace()
+            .filter_map(|t| Move::parse(t).ok())
+            .collect();
+        total += 1;
+        match solve(&position, Budget::time(Duration::from_secs_f64(max))) {
+            Ok(s) => {
+                let ok = s.value.as_str() == f[2] && best.contains(&s.best);
+                agree += usize::from(ok);
+                nodes += s.nodes;
+                secs += s.elapsed.as_secs_f64();
+                println!(
+                    "{:3} {:7} {:2} {:4} {:4} {:>10} nodes {:8.1} ms {:6.2} Mn/s{}",
+                    i + 1,
+                    f[0],
+                    position.marbles(),
+                    f[2],
+                    s.value.as_str(),
+                    s.nodes,
+                    s.elapsed.as_secs_f64() * 1e3,
+                    s.nodes as f64 / s.elapsed.as_secs_f64().max(1e-9) / 1e6,
+                    if ok { "" } else { "  DISAGREES" }
+                );
+            }
+            Err(e) => println!(
+                "{:3} {:7} {:2} {:4} refused: {e}",
+                i + 1,
+                f[0],
+                position.marbles(),
+                f[2]
+            ),
+        }
+    }
+    println!(
+        "{agree}/{total} agree; {nodes} nodes in {secs:.2} s = {:.2} M nodes/s",
+        nodes as f64 / secs / 1e6
+    );
+    if let Some(cpu) = cpu_start.zip(cpu_time()).map(|(a, b)| b.saturating_sub(a)) {
+        println!(
+            "CPU time {:.2} s = {:.2} M nodes per CPU second",
+            cpu.as_secs_f64(),
+            nodes as f64 / cpu.as_secs_f64().max(1e-9) / 1e6
+        );
+    }
+}

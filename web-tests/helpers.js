@@ -1,0 +1,152 @@
+// Shared by the browser tests: the real hakem-server binary on a free port, and Debian's
+// Chromium driven by playwright-core (never a downloaded browser).
+
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+export const CHROMIUM = process.env.HAKEM_CHROMIUM || "/usr/bin/chromium";
+export const SERVER_BIN = process.env.HAKEM_SERVER_BIN || resolve(here, "../target/debug/hakem-server");
+export const ARTIFACTS = resolve(here, "artifacts");
+export const SCREENSHOTS = resolve(here, "../docs/screenshots");
+
+/**
+ * Why the browser tests cannot run here, or null. Without Chromium they are skipped, except
+ * in CI (CI=true), where a missing browser is a failure.
+ */
+export function missingBrowser() {
+  if (existsSync(CHROMIUM)) return null;
+  const why = `${CHROMIUM} is missing: install Debian's Chromium (apt-get install -y chromium) to run the browser tests`;
+  if (process.env.CI === "true") throw new Error(`${why} (CI=true: failing instead of skipping)`);
+  return why;
+}
+
+/**
+ * Starts hakem-server on 127.0.0.1:0 and reads its address from the first stdout line. It runs
+ * in a fresh temporary folder with its own SQLite database there, removed when it stops.
+ */
+export async function startServer() {
+  if (!existsSync(SERVER_BIN)) {
+    throw new Error(`${SERVER_BIN} is missing: run \`cargo build -p hakem-server\` (or set HAKEM_SERVER_BIN)`);
+  }
+  const dir = mkdtempSync(join(tmpdir(), "hakem-web-tests-"));
+  const child = spawn(SERVER_BIN, ["--listen", "127.0.0.1:0", "--admin-token", "web-tests-organizer"], {
+    cwd: dir,
+    env: { ...process.env, HAKEM_LOG: "warn", HAKEM_DATABASE: `sqlite://${join(dir, "hakem.db")}` },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const lines = createInterface({ input: child.stdout });
+  const first = await new Promise((resolvePromise, reject) => {
+    const timer = setTimeout(() => reject(new Error("hakem-server printed nothing within 20 s")), 20000);
+    child.once("exit", (code) => reject(new Error(`hakem-server exited early with ${code}`)));
+    lines.once("line", (line) => {
+      clearTimeout(timer);
+      resolvePromise(line);
+    });
+  });
+  const m = /^hakem-server listening on (http:\/\/\S+)$/.exec(first.trim());
+  if (!m) {
+    child.kill();
+    throw new Error(`unexpected first line from hakem-server: ${JSON.stringify(first)}`);
+  }
+  lines.on("line", () => {});
+  const killOnExit = () => child.kill("SIGKILL");
+  process.once("exit", killOnExit);
+  return {
+    url: m[1],
+    async stop() {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((r) => child.once("exit", r));
+      child.kill("SIGTERM");
+      const timer = setTimeout(() => child.kill("SIGKILL"), 5000);
+      await exited;
+      clearTimeout(timer);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * Debian's Chromium, headless. Playwright's `launch` gives every browser a fresh, temporary
+ * profile of its own (its own --user-data-dir, removed on close); it refuses one in `args`.
+ */
+export async function launchBrowser() {
+  const { chromium } = await import("playwright-core");
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+  });
+}
+
+/** A new page in its own context (its own storage), in English unless told otherwise. */
+export async function newPage(browser, { locale = "en-US", width = 1280, height = 900 } = {}) {
+  const context = await browser.newContext({ locale, viewport: { width, height }, reducedMotion: "reduce" });
+  const page = await context.newPage();
+  page.setDefaultTimeout(15000);
+  page.on("pageerror", (error) => {
+    throw new Error(`page error: ${error.message}`);
+  });
+  return page;
+}
+
+/** Creates a match through the page's form; returns the invitation links. */
+export async function createMatch(page, server, { game = "pentago", variant = null, sets = "3", clock = "15", p1 = "Ayşe Yılmaz", p2 = "Bora Kaya" } = {}) {
+  await page.goto(`${server.url}/#/`);
+  await page.selectOption("#game", game);
+  if (variant) await page.selectOption("#variant", variant);
+  await page.selectOption("#sets", sets);
+  await page.selectOption("#clock", clock);
+  await page.fill("#p1", p1);
+  await page.fill("#p2", p2);
+  // The page may still show the links of a match it created before: wait for new ones.
+  const before = await page.$eval("#link-watch", (input) => input.value).catch(() => null);
+  await page.click("#create-button");
+  await page.waitForFunction((old) => {
+    const input = document.querySelector("#created:not([hidden]) #link-watch");
+    return input && input.value !== old;
+  }, before);
+  const links = {
+    p1: await page.inputValue("#link-p1"),
+    p2: await page.inputValue("#link-p2"),
+    arbiter: await page.inputValue("#link-arbiter"),
+    watch: await page.inputValue("#link-watch"),
+  };
+  links.id = decodeURIComponent(/#\/match\/([^?]+)/.exec(links.watch)[1]);
+  return links;
+}
+
+/** Opens a match link and waits until the page shows the match. */
+export async function openMatch(page, link) {
+  await page.goto(link);
+  await page.waitForSelector("[role=grid] [role=gridcell]");
+}
+
+export function artifactPath(name) {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  return join(ARTIFACTS, name);
+}
+
+/** The moves in a page's move list, in order. */
+export async function moveList(page) {
+  return page.$$eval("#moves .mv", (nodes) => nodes.map((n) => n.textContent));
+}
+
+/** The live region's lines. */
+export async function announcements(page) {
+  return page.$$eval("#announcer p", (nodes) => nodes.map((n) => n.textContent));
+}

@@ -1,0 +1,106 @@
+// Two browser pages play a whole Pentago set against each other through a real hakem-server;
+// a third page watches and sees every move; an arbiter page warns a player and the warning
+// shows on both players' pages.
+
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import { createMatch, launchBrowser, missingBrowser, moveList, newPage, openMatch, startServer } from "./helpers.js";
+
+/** Pentago `tr`, won by the first mover with a double five (from the server's own tests). */
+const TR_FIRST_WINS =
+  "b1sw e5sw f6sw c6nw d6nw c6nw e6sw f1nw e2nw e4ne c6nw c1sw f2nw e1nw a3se f3se e4se b1sw c4sw b6sw d2sw f1se c3sw d4ne b5nw b1se b2ne f4ne c2nw b6se f2sw".split(" ");
+
+const skip = missingBrowser() || false;
+let server;
+let browser;
+
+before(async () => {
+  if (skip) return;
+  server = await startServer();
+  browser = await launchBrowser();
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+/** Plays one move by mouse: a cell, then a quadrant arrow, then (unless the set ends) the clock. */
+async function playByMouse(page, mv, last) {
+  const m = /^([a-f][1-6])(nw|ne|sw|se)('?)$/.exec(mv);
+  assert.ok(m, mv);
+  const dir = m[3] ? "ccw" : "cw";
+  await page.click(`[data-cell="${m[1]}"]`);
+  const arrow = `.turn[data-quadrant="${m[2]}"][data-dir="${dir}"]:not([disabled])`;
+  await page.waitForSelector(arrow);
+  await page.click(arrow);
+  if (!last) {
+    await page.waitForSelector("#press:not([disabled])");
+    await page.click("#press");
+  }
+}
+
+test("two pages play a Pentago set to the end, a spectator sees every move, the arbiter warns", { skip, timeout: 240000 }, async () => {
+  const host = await newPage(browser);
+  const links = await createMatch(host, server, { game: "pentago", variant: "tr" });
+  const p1 = await newPage(browser);
+  const p2 = await newPage(browser);
+  const watcher = await newPage(browser);
+  const arbiter = await newPage(browser);
+  await openMatch(p1, links.p1);
+  await openMatch(p2, links.p2);
+  await openMatch(watcher, links.watch);
+  await openMatch(arbiter, links.arbiter);
+  assert.match(await p1.textContent("#role"), /You play as Ayşe Yılmaz/);
+  assert.match(await watcher.textContent("#role"), /watching/);
+
+  await p1.click("#ready");
+  await p2.click("#ready");
+  await p1.waitForFunction(() => document.querySelector("#turn-line").textContent.includes("Your turn"));
+  // The legal cells come from the server and are marked on the mover's board only.
+  await p1.waitForSelector('[data-cell="b1"].legal');
+  assert.equal(await watcher.$$eval(".cell.legal", (cells) => cells.length), 0);
+
+  for (const [i, mv] of TR_FIRST_WINS.entries()) {
+    const mover = i % 2 === 0 ? p1 : p2;
+    const last = i === TR_FIRST_WINS.length - 1;
+    await playByMouse(mover, mv, last);
+    if (!last) {
+      // The opponent acts once the press has reached it.
+      const next = mover === p1 ? p2 : p1;
+      await next.waitForFunction(() => document.querySelector("#turn-line").textContent.includes("Your turn"));
+    }
+    // The spectator sees this move before the next one is made.
+    await watcher.waitForFunction(
+      ([n, expected]) => {
+        const moves = [...document.querySelectorAll("#moves .mv")].map((node) => node.textContent);
+        return moves.length === n && moves[n - 1] === expected;
+      },
+      [i + 1, mv],
+    );
+
+    if (i === 6) {
+      // The arbiter warns Bora Kaya (p2) with a reason; both players see it.
+      await arbiter.selectOption("#warn-seat", "p2");
+      await arbiter.fill("#warn-reason", "Talking during play");
+      await arbiter.click("#warn-form button[type=submit]");
+      for (const page of [p1, p2, watcher]) {
+        await page.waitForFunction(() => document.querySelector("#seat-p2 .seat-facts").textContent.includes("Warnings: 1/3"));
+        await page.waitForFunction(() => document.querySelector("#log").textContent.includes("Talking during play"));
+      }
+      assert.match(await p2.textContent("#alert"), /Warning to Bora Kaya, 1 of 3: Talking during play/);
+    }
+  }
+
+  // The set is over: a double five for Black (Ayşe Yılmaz), shown on every page.
+  for (const page of [p1, p2, watcher, arbiter]) {
+    await page.waitForFunction(() => document.querySelector("#sets").textContent.includes("Set 1: won by Ayşe Yılmaz"));
+    assert.match(await page.textContent("#sets"), /Ayşe Yılmaz 1 – 0 Bora Kaya/);
+    assert.match(await page.textContent("#sets"), /five in a row for both/);
+  }
+  assert.deepEqual(await moveList(watcher), TR_FIRST_WINS);
+  assert.deepEqual(await moveList(p2), TR_FIRST_WINS);
+  // Both may get ready for set 2, in which Bora Kaya moves first.
+  await p2.waitForSelector("#ready:not([hidden])");
+  assert.match(await p2.textContent("#ready"), /Ready for set 2/);
+});

@@ -1,0 +1,157 @@
+// The WebSocket connection to the server (protocol v1, see docs/protocol.md): the hello
+// handshake, requests answered by `re`, and a stream of `state` and `event` frames for the
+// page. It reconnects by itself and then lets the page join its match again.
+
+const PROTOCOL = 1;
+const CLIENT = "hakem-web/0.1";
+
+export class ServerError extends Error {
+  constructor(reply) {
+    super(reply.message || reply.code);
+    this.code = reply.code;
+    this.rule = reply.rule || null;
+    this.reply = reply;
+  }
+}
+
+export class Connection {
+  constructor() {
+    this.ws = null;
+    this.nextId = 1;
+    this.waiting = new Map(); // id -> {resolve, reject}
+    this.listeners = new Set();
+    this.statusListeners = new Set();
+    this.ready = null;
+    this.closedByUs = false;
+    this.retry = 0;
+    this.onReconnect = null;
+    this.status = "connecting";
+  }
+
+  url() {
+    const scheme = location.protocol === "https:" ? "wss:" : "ws:";
+    return `${scheme}//${location.host}/ws`;
+  }
+
+  /** Resolves once the server has said welcome. */
+  open() {
+    if (this.ready) return this.ready;
+    this.closedByUs = false;
+    this.ready = new Promise((resolve, reject) => {
+      let welcomed = false;
+      const ws = new WebSocket(this.url());
+      this.ws = ws;
+      this.setStatus("connecting");
+      ws.addEventListener("open", () => {
+        ws.send(JSON.stringify({ type: "hello", protocol: PROTOCOL, client: CLIENT }));
+      });
+      ws.addEventListener("message", (e) => {
+        let frame;
+        try {
+          frame = JSON.parse(e.data);
+        } catch {
+          return;
+        }
+        if (!welcomed) {
+          if (frame.type === "welcome") {
+            welcomed = true;
+            this.retry = 0;
+            this.setStatus("open");
+            resolve(frame);
+          } else if (frame.type === "error") {
+            reject(new ServerError(frame));
+          }
+          return;
+        }
+        this.dispatch(frame);
+      });
+      ws.addEventListener("close", () => {
+        for (const { reject: fail } of this.waiting.values()) {
+          fail(new ServerError({ code: "disconnected", message: "connection lost" }));
+        }
+        this.waiting.clear();
+        this.ready = null;
+        if (!welcomed) reject(new ServerError({ code: "disconnected", message: "no connection" }));
+        if (this.closedByUs) {
+          this.setStatus("closed");
+          return;
+        }
+        this.setStatus("reconnecting");
+        const delay = Math.min(10000, 500 * 2 ** this.retry++);
+        setTimeout(() => this.reconnect(), delay);
+      });
+    });
+    return this.ready;
+  }
+
+  async reconnect() {
+    if (this.closedByUs) return;
+    try {
+      await this.open();
+      if (this.onReconnect) await this.onReconnect();
+    } catch {
+      // The close handler schedules the next try.
+    }
+  }
+
+  close() {
+    this.closedByUs = true;
+    if (this.ws) this.ws.close();
+    this.ws = null;
+    this.ready = null;
+    this.listeners.clear();
+    this.statusListeners.clear();
+    this.onReconnect = null;
+  }
+
+  setStatus(status) {
+    this.status = status;
+    for (const listener of this.statusListeners) listener(status);
+  }
+
+  onStatus(listener) {
+    this.statusListeners.add(listener);
+    return () => this.statusListeners.delete(listener);
+  }
+
+  /** Every frame that is not a direct reply: `state`, `event`, and errors without `re`. */
+  onFrame(listener) {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  dispatch(frame) {
+    if (frame.re !== undefined && frame.re !== null && this.waiting.has(frame.re)) {
+      const { resolve, reject } = this.waiting.get(frame.re);
+      this.waiting.delete(frame.re);
+      if (frame.type === "error") reject(new ServerError(frame));
+      else resolve(frame);
+      return;
+    }
+    for (const listener of this.listeners) listener(frame);
+  }
+
+  /** Sends a message with an `id`; resolves with the reply, rejects with a ServerError. */
+  async request(message) {
+    await this.open();
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.waiting.set(id, { resolve, reject });
+      try {
+        this.ws.send(JSON.stringify({ ...message, id }));
+      } catch (e) {
+        this.waiting.delete(id);
+        reject(new ServerError({ code: "disconnected", message: String(e) }));
+      }
+    });
+  }
+}
+
+/** The whole state of a match as a spectator sees it, from the read-only HTTP API. */
+export async function fetchState(matchId) {
+  const response = await fetch(`/api/matches/${encodeURIComponent(matchId)}`, {
+    cache: "no-store",
+  });
+  if (!response.ok) throw new ServerError(await response.json().catch(() => ({ code: "unknown_match" })));
+  return response.json();
+}

@@ -1,0 +1,195 @@
+// Moves, events and errors in words, for the live region, the log and the error box.
+
+import { t } from "./i18n.js";
+import { parsePentagoMove } from "./board.js";
+
+/** The seat that moves first in the current set (p1 in sets 1 and 3). */
+export function firstMover(state) {
+  return state?.position?.first_mover || (state?.set % 2 === 0 ? "p2" : "p1");
+}
+
+/** The colour word of a side: Pentago's first mover is black, Pente's is white. */
+export function colourOf(game, side) {
+  if (game === "pentago") return t(side === "first" ? "black" : "white");
+  if (game === "pente") return t(side === "first" ? "white" : "black");
+  return null;
+}
+
+export function playerName(state, seat) {
+  return state?.players?.[seat]?.name || t(seat === "p1" ? "player_1" : "player_2");
+}
+
+/** How a seat is called in a move: its colour in Pentago and Pente, its name in Quoridor. */
+export function moverWord(state, seat) {
+  const side = seat === firstMover(state) ? "first" : "second";
+  return colourOf(state.game, side) || playerName(state, seat);
+}
+
+/** A whole move in words: "Black d4, north-east turned clockwise". */
+export function describeMove(state, seat, mv) {
+  const who = moverWord(state, seat);
+  if (state.game === "pentago") {
+    const m = parsePentagoMove(mv);
+    if (!m) return `${who} ${mv}`;
+    if (!m.quadrant) return t("say_pentago_place", { who, cell: m.cell });
+    return t("say_pentago_move", {
+      who,
+      cell: m.cell,
+      quadrant: t(`q_${m.quadrant}`),
+      dir: t(`turned_${m.dir}`),
+    });
+  }
+  if (state.game === "quoridor") {
+    const wall = /^([a-h][1-8])([hv])$/.exec(mv);
+    if (wall) return t("say_wall", { who, at: wall[1], orientation: t(wall[2] === "h" ? "horizontal" : "vertical") });
+    return t("say_pawn", { who, cell: mv });
+  }
+  return t("say_stone", { who, cell: mv });
+}
+
+export function reasonWords(reason) {
+  const key = `reason_${reason}`;
+  const text = t(key);
+  return text === key ? reason : text;
+}
+
+/** The score of the round, "1½–½". */
+export function points(value) {
+  const n = Number(value) || 0;
+  const whole = Math.floor(n);
+  const half = n - whole >= 0.5;
+  if (!half) return String(whole);
+  return whole === 0 ? "½" : `${whole}½`;
+}
+
+export function describeSetEnd(state, e) {
+  // `state` is from before the event: add this set's points.
+  const sp = { p1: Number(state.set_points?.p1) || 0, p2: Number(state.set_points?.p2) || 0 };
+  if (e.winner) sp[e.winner] += 1;
+  else {
+    sp.p1 += 0.5;
+    sp.p2 += 0.5;
+  }
+  const score = t("score_words", {
+    p1: playerName(state, "p1"),
+    a: points(sp.p1),
+    p2: playerName(state, "p2"),
+    b: points(sp.p2),
+  });
+  const how = reasonWords(e.reason);
+  if (!e.winner) return `${t("say_set_drawn", { set: e.set, how })} ${score}`;
+  return `${t("say_set_won", { set: e.set, who: playerName(state, e.winner), how })} ${score}`;
+}
+
+export function describeRoundEnd(state, e) {
+  const how = reasonWords(e.reason);
+  const score = `${points(e.set_points?.p1)}–${points(e.set_points?.p2)}`;
+  if (e.winner === "draw") return t("say_round_drawn", { how, score });
+  return t("say_round_won", { who: playerName(state, e.winner), how, score });
+}
+
+/**
+ * An event in words, or null for one that needs no announcement. `state` is the state before
+ * the event (names, colours). `context.skipMoved` is set once a placed/rotated pair has been
+ * announced, so that the `moved` that follows is not said twice.
+ */
+export function describeEvent(state, e, context = {}) {
+  switch (e.kind) {
+    case "set_started":
+      return t("say_set_started", {
+        set: e.set,
+        who: playerName(state, e.first_mover),
+        colour: colourOf(state.game, "first") ? `, ${colourOf(state.game, "first")}` : "",
+      });
+    case "placed":
+      return t("say_pentago_place", { who: moverWord(state, e.seat), cell: e.cell });
+    case "rotated": {
+      const cell = state.position?.pending?.cell;
+      const mv = cell ? `${cell}${e.quadrant}${e.dir === "ccw" ? "'" : ""}` : null;
+      if (mv) return describeMove(state, e.seat, mv);
+      return t("say_turned", { who: moverWord(state, e.seat), quadrant: t(`q_${e.quadrant}`), dir: t(`turned_${e.dir}`) });
+    }
+    case "moved":
+      if (context.skipMoved) return null;
+      return describeMove(state, e.seat, e.move);
+    case "pressed":
+      return t("say_pressed", { who: moverWord(state, e.seat) });
+    case "set_ended":
+      return describeSetEnd(state, e);
+    case "warning":
+      return t("say_warning", {
+        who: playerName(state, e.seat),
+        count: e.count,
+        limit: state.warnings_limit ?? 3,
+        reason: e.reason ? `: ${e.reason}` : "",
+      });
+    case "round_ended":
+      return describeRoundEnd(state, e);
+    case "paused":
+      return t("say_paused");
+    case "resumed":
+      return t("say_resumed");
+    case "clock_adjusted": {
+      const seconds = Math.round(Math.abs(e.delta_ms) / 1000);
+      return t(e.delta_ms >= 0 ? "say_clock_plus" : "say_clock_minus", {
+        who: playerName(state, e.seat),
+        seconds,
+      });
+    }
+    case "claim":
+      return t("say_claim", { who: playerName(state, e.seat), text: e.text });
+    case "player_connected":
+      return t("say_connected", { who: playerName(state, e.seat) });
+    case "player_disconnected":
+      return t("say_disconnected", { who: playerName(state, e.seat) });
+    case "ready":
+      return t("say_ready", { who: playerName(state, e.seat) });
+    case "declared":
+      return t("say_declared", {
+        scope: t(e.scope === "set" ? "the_set" : "the_round"),
+        winner: e.winner === "draw" ? t("a_draw") : playerName(state, e.winner),
+        reason: e.reason ? `: ${e.reason}` : "",
+      });
+    default:
+      return null;
+  }
+}
+
+/** A server error in plain words. */
+export function describeError(error, game) {
+  const code = error?.code || "internal";
+  if (code === "illegal_move" && error.rule) {
+    const key = `rule_${error.rule}`;
+    const text = t(key);
+    if (text !== key) return text;
+  }
+  if (code === "move_incomplete") return t(game === "pentago" ? "err_move_incomplete_pentago" : "err_move_incomplete");
+  const key = `err_${code}`;
+  const text = t(key, { message: error?.message || "" });
+  if (text !== key) return text;
+  return t("err_other", { message: error?.message || code });
+}
+
+/** m:ss, or m:ss.t under ten seconds; h:mm:ss past an hour. */
+export function formatClock(ms) {
+  ms = Math.max(0, ms);
+  if (ms < 10000) {
+    const tenths = Math.floor(ms / 100);
+    return `0:0${Math.floor(tenths / 10)}.${tenths % 10}`;
+  }
+  const total = Math.ceil(ms / 1000);
+  const h = Math.floor(total / 3600);
+  const m = Math.floor((total % 3600) / 60);
+  const s = String(total % 60).padStart(2, "0");
+  return h ? `${h}:${String(m).padStart(2, "0")}:${s}` : `${m}:${s}`;
+}
+
+/** The time in words for the live region: "4 minutes 32 seconds". */
+export function clockWords(ms) {
+  const total = Math.max(0, Math.ceil(ms / 1000));
+  const m = Math.floor(total / 60);
+  const s = total % 60;
+  if (m === 0) return t("n_seconds", { n: s });
+  if (s === 0) return t("n_minutes", { n: m });
+  return t("n_minutes_seconds", { m, s });
+}
