@@ -345,6 +345,22 @@ pub struct CreateMatch {
     /// Accounts (by name) to seat: each is sent `your_match` with its seat token.
     #[serde(default, skip_serializing_if = "PerSeat::is_empty")]
     pub accounts: PerSeat<Option<String>>,
+    /// A built-in bot that the server itself seats and plays (casual play against the computer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub house_bot: Option<HouseBot>,
+}
+
+/// The server's own bot in a match.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HouseBot {
+    pub seat: Seat,
+    /// 1 (weakest) to 5.
+    #[serde(default = "default_bot_level")]
+    pub level: u8,
+}
+
+fn default_bot_level() -> u8 {
+    2
 }
 
 fn default_sets() -> u8 {
@@ -378,6 +394,7 @@ impl CreateMatch {
             warnings_limit: default_warnings_limit(),
             players: PerSeat::default(),
             accounts: PerSeat::default(),
+            house_bot: None,
         }
     }
 }

@@ -6,6 +6,7 @@
 
 pub mod accounts;
 pub mod clock;
+pub mod house_bot;
 pub mod http;
 pub mod record;
 pub mod room;
@@ -20,6 +21,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use dashmap::DashMap;
+use hakem_games::GameKind;
 use hakem_protocol::{AccountKind, CreateMatch, MatchStatus, MatchSummary, PerSeat, Seat};
 
 use crate::accounts::{Accounts, SeatNotice};
@@ -190,6 +192,18 @@ impl App {
             self.seat_accounts(&id, &spec.game, &spec.variant, &tokens);
             match room::restore(stored, Some(store.clone())) {
                 Ok(handle) => {
+                    if let (Some(bot), Ok(game)) = (spec.house_bot, spec.game.parse::<GameKind>()) {
+                        let variant = hakem_games::AnyPosition::new(game, Some(&spec.variant))
+                            .map_or(game.default_variant(), |p| p.variant());
+                        house_bot::spawn(
+                            handle.clone(),
+                            bot.seat,
+                            tokens.seats.get(bot.seat).clone(),
+                            game,
+                            variant,
+                            bot.level,
+                        );
+                    }
                     self.rooms.insert(id, handle);
                 }
                 Err(e) => tracing::error!(match_id = %id, error = %e, "match not restored"),
@@ -242,6 +256,22 @@ impl App {
 
     /// Checks a `create_match` request and starts its room.
     pub async fn create_match(&self, mut create: CreateMatch) -> Result<Created, CreateError> {
+        if let Some(bot) = create.house_bot {
+            if !(1..=5).contains(&bot.level) {
+                return Err(CreateError::Invalid(
+                    "house_bot.level must be 1 to 5".into(),
+                ));
+            }
+            if create.accounts.get(bot.seat).is_some() {
+                return Err(CreateError::Invalid(
+                    "the house bot's seat holds an account".into(),
+                ));
+            }
+            let name = create.players.get_mut(bot.seat);
+            if name.trim().is_empty() {
+                *name = format!("hakem bot (level {})", bot.level);
+            }
+        }
         for seat in Seat::BOTH {
             if let Some(name) = create.accounts.get(seat).clone() {
                 if !self.accounts.exists(&name) {
@@ -276,21 +306,33 @@ impl App {
             accounts: create.accounts.clone(),
         };
         if let Some(store) = &self.store {
-            let spec = room::spec_of(&config, &tokens);
+            let mut spec = room::spec_of(&config, &tokens);
+            spec.house_bot = create.house_bot;
             store
                 .create_match(&match_id, &spec, wall_clock_ms())
                 .await
                 .map_err(|e| CreateError::Store(e.to_string()))?;
         }
         let (game, variant) = (config.game.as_str(), config.variant);
+        let house_bot = create.house_bot;
         let handle = room::spawn(
             match_id.clone(),
             config.clone(),
             tokens.clone(),
             self.store.clone(),
         );
-        self.rooms.insert(match_id.clone(), handle);
+        self.rooms.insert(match_id.clone(), handle.clone());
         self.seat_accounts(&match_id, game, variant, &tokens);
+        if let Some(bot) = house_bot {
+            house_bot::spawn(
+                handle,
+                bot.seat,
+                tokens.seats.get(bot.seat).clone(),
+                config.game,
+                config.variant,
+                bot.level,
+            );
+        }
         tracing::info!(%match_id, game = %create.game, "match created");
         Ok(Created {
             match_id,

@@ -243,6 +243,7 @@ pub fn spec_of(config: &MatchConfig, tokens: &Tokens) -> MatchSpec {
         seat_tokens: tokens.seats.clone(),
         arbiter_token: tokens.arbiter.clone(),
         accounts: tokens.accounts.clone(),
+        house_bot: None,
     }
 }
 

@@ -16,7 +16,7 @@ use sqlx::sqlite::{
 use sqlx::Row;
 use tokio::sync::{mpsc, oneshot};
 
-use hakem_protocol::{ClockConfig, PerSeat};
+use hakem_protocol::{ClockConfig, HouseBot, PerSeat};
 
 /// The schema, one step per version; applied in order, each once.
 const MIGRATIONS: &[(i64, &str)] = &[
@@ -61,6 +61,9 @@ pub struct MatchSpec {
     /// Accounts seated by name, if any.
     #[serde(default)]
     pub accounts: PerSeat<Option<String>>,
+    /// The server's own bot, if it plays a seat.
+    #[serde(default)]
+    pub house_bot: Option<HouseBot>,
 }
 
 /// A stored account.
