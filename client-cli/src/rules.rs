@@ -124,11 +124,7 @@ pub fn run(cmd: RulesCommand) -> ExitCode {
             }
             Err(failure) => failure.report(json),
         },
-        RulesCommand::Solve {
-            game,
-            max_ms,
-            json,
-        } => match game.replay() {
+        RulesCommand::Solve { game, max_ms, json } => match game.replay() {
             Ok(pos) => solve(&pos, max_ms, json),
             Err(failure) => failure.report(json),
         },
@@ -169,7 +165,10 @@ fn solve(position: &AnyPosition, max_ms: u64, json: bool) -> ExitCode {
             BAD_INPUT,
         );
     };
-    match solve(pentago, Budget::time(std::time::Duration::from_millis(max_ms))) {
+    match solve(
+        pentago,
+        Budget::time(std::time::Duration::from_millis(max_ms)),
+    ) {
         Ok(solution) => {
             let ms = solution.elapsed.as_millis() as u64;
             if json {

@@ -187,7 +187,14 @@ fn solve_gives_the_exact_value_and_a_best_move() {
     // A sample of the solver vectors (the engine crate checks them all).
     for [preset, moves, value, best] in vectors("pentago", "solve.tsv").into_iter().step_by(7) {
         let out = hakem(&[
-            "rules", "solve", "--game", "pentago", "--variant", &preset, "--moves", &moves,
+            "rules",
+            "solve",
+            "--game",
+            "pentago",
+            "--variant",
+            &preset,
+            "--moves",
+            &moves,
             "--json",
         ]);
         assert!(out.status.success(), "{moves}: {out:?}");
