@@ -12,6 +12,7 @@ mod create;
 mod play;
 mod rules;
 mod session;
+mod tournament;
 mod view;
 mod watch;
 
@@ -42,6 +43,9 @@ enum Command {
     /// Offline rules tools: perft, replay, show.
     #[command(subcommand)]
     Rules(rules::RulesCommand),
+    /// Swiss tournament tools for arbiters: pair, check, standings (on TRF files).
+    #[command(subcommand)]
+    Tournament(tournament::TournamentCommand),
 }
 
 fn main() -> ExitCode {
@@ -54,6 +58,7 @@ fn main() -> ExitCode {
         Command::Watch(args) => run_async(watch::run(args)),
         Command::Arbiter(args) => run_async(arbiter::run(args)),
         Command::Rules(cmd) => rules::run(cmd),
+        Command::Tournament(cmd) => tournament::run(cmd),
     }
 }
 

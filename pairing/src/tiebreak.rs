@@ -1,0 +1,327 @@
+//! Standings and tie-breaks (FIDE C.07): Buchholz cut-1, Buchholz, Sonneborn-Berger, direct
+//! encounter and number of wins, with the 2026 amendment of Article 16 (unplayed rounds) by
+//! default and the 2024 edition as an option.
+//!
+//! Internally values are integers: points and Buchholz in half points, Sonneborn-Berger in
+//! quarter points, so that sums are exact and ties are ties.
+
+use crate::{ResultCode, RoundEntry, Tournament};
+
+/// Which text of C.07 Article 16 to apply to unplayed rounds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Edition {
+    /// The 2024 edition (applied from 1 August 2024).
+    E2024,
+    /// The 2026 amendment (applied from 1 March 2026).
+    #[default]
+    E2026,
+}
+
+/// A tie-break criterion.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tiebreak {
+    BuchholzCut1,
+    Buchholz,
+    SonnebornBerger,
+    DirectEncounter,
+    Wins,
+}
+
+impl Tiebreak {
+    /// The default order of the seed rules.
+    pub const DEFAULT_ORDER: [Tiebreak; 5] = [
+        Tiebreak::BuchholzCut1,
+        Tiebreak::Buchholz,
+        Tiebreak::SonnebornBerger,
+        Tiebreak::DirectEncounter,
+        Tiebreak::Wins,
+    ];
+
+    pub fn code(self) -> &'static str {
+        match self {
+            Tiebreak::BuchholzCut1 => "BH-C1",
+            Tiebreak::Buchholz => "BH",
+            Tiebreak::SonnebornBerger => "SB",
+            Tiebreak::DirectEncounter => "DE",
+            Tiebreak::Wins => "WIN",
+        }
+    }
+
+    pub fn from_code(s: &str) -> Option<Tiebreak> {
+        Tiebreak::DEFAULT_ORDER
+            .into_iter()
+            .find(|t| t.code().eq_ignore_ascii_case(s))
+    }
+}
+
+/// One player's line of the standings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Standing {
+    pub id: u32,
+    /// 1-based; players equal on points and every tie-break share a rank.
+    pub rank: u32,
+    /// Points in half points.
+    pub points: u32,
+    /// Buchholz cut-1 in half points.
+    pub bh_c1: u32,
+    /// Buchholz in half points.
+    pub bh: u32,
+    /// Sonneborn-Berger in quarter points.
+    pub sb: u32,
+    /// Direct encounter: position inside the equal-points group, 0 if not separated.
+    pub de: u32,
+    pub wins: u32,
+}
+
+impl Standing {
+    pub fn value(&self, t: Tiebreak) -> f64 {
+        match t {
+            Tiebreak::BuchholzCut1 => self.bh_c1 as f64 / 2.0,
+            Tiebreak::Buchholz => self.bh as f64 / 2.0,
+            Tiebreak::SonnebornBerger => self.sb as f64 / 4.0,
+            Tiebreak::DirectEncounter => self.de as f64,
+            Tiebreak::Wins => self.wins as f64,
+        }
+    }
+
+    /// Orders two players on one criterion: `Less` when `self` ranks higher.
+    fn cmp_on(&self, o: &Standing, t: Tiebreak) -> std::cmp::Ordering {
+        match t {
+            Tiebreak::BuchholzCut1 => o.bh_c1.cmp(&self.bh_c1),
+            Tiebreak::Buchholz => o.bh.cmp(&self.bh),
+            Tiebreak::SonnebornBerger => o.sb.cmp(&self.sb),
+            // A lower DE position ranks higher; 0 (not separated) ties with everyone.
+            Tiebreak::DirectEncounter => {
+                if self.de == 0 || o.de == 0 {
+                    std::cmp::Ordering::Equal
+                } else {
+                    self.de.cmp(&o.de)
+                }
+            }
+            Tiebreak::Wins => o.wins.cmp(&self.wins),
+        }
+    }
+}
+
+fn entries(t: &Tournament, idx: usize, rounds: usize) -> Vec<Option<RoundEntry>> {
+    let mut v: Vec<Option<RoundEntry>> = t.players[idx].rounds.clone();
+    v.resize(rounds, None);
+    v
+}
+
+fn is_vur(e: &Option<RoundEntry>) -> bool {
+    match e {
+        // A missing entry is an absence.
+        None => true,
+        Some(e) => matches!(
+            e.result,
+            ResultCode::HalfBye
+                | ResultCode::ZeroBye
+                | ResultCode::Absent
+                | ResultCode::ForfeitLoss
+        ),
+    }
+}
+
+fn halves(e: &Option<RoundEntry>) -> u32 {
+    e.map(|e| e.result.halves(2)).unwrap_or(0)
+}
+
+/// Computes the standings of a finished (or partly played) tournament, best first.
+pub fn standings(t: &Tournament, edition: Edition, order: &[Tiebreak]) -> Vec<Standing> {
+    let n = t.players.len();
+    let rounds = t
+        .total_rounds
+        .map(|r| r as usize)
+        .unwrap_or(0)
+        .max(t.players.iter().map(|p| p.rounds.len()).max().unwrap_or(0));
+    let all: Vec<Vec<Option<RoundEntry>>> = (0..n).map(|i| entries(t, i, rounds)).collect();
+    let points: Vec<u32> = all.iter().map(|es| es.iter().map(halves).sum()).collect();
+    // Adjusted score: byes/absences after the last round that was not a VUR count as a draw.
+    let adjusted: Vec<u32> = all
+        .iter()
+        .map(|es| {
+            let last_real = es.iter().rposition(|e| !is_vur(e));
+            es.iter()
+                .enumerate()
+                .map(|(r, e)| {
+                    let no_opp = e.map(|e| e.opponent.is_none()).unwrap_or(true);
+                    let after = last_real.map(|l| r > l).unwrap_or(true);
+                    if no_opp && after {
+                        1
+                    } else {
+                        halves(e)
+                    }
+                })
+                .sum()
+        })
+        .collect();
+    let opp_idx = |e: &RoundEntry| -> Option<usize> {
+        e.opponent
+            .map(|o| o as usize)
+            .filter(|&o| o >= 1 && o <= n)
+            .map(|o| o - 1)
+    };
+    let mut out: Vec<Standing> = Vec::with_capacity(n);
+    for i in 0..n {
+        let mut contrib: Vec<(u32, bool)> = Vec::new(); // (half points, is VUR)
+        let mut sb = 0u32;
+        let mut wins = 0u32;
+        for e in &all[i] {
+            let scored = halves(e);
+            if scored == 2 {
+                wins += 1;
+            }
+            let c = match e {
+                Some(x) if x.result.is_game() => match opp_idx(x) {
+                    Some(o) => adjusted[o],
+                    None => points[i],
+                },
+                Some(x) => match (edition, opp_idx(x)) {
+                    (Edition::E2024, _) => points[i],
+                    (Edition::E2026, Some(o)) => points[i].min(adjusted[o]),
+                    (Edition::E2026, None) => points[i].min(rounds as u32),
+                },
+                None => match edition {
+                    Edition::E2024 => points[i],
+                    Edition::E2026 => points[i].min(rounds as u32),
+                },
+            };
+            contrib.push((c, is_vur(e)));
+            sb += c * scored;
+        }
+        let bh: u32 = contrib.iter().map(|c| c.0).sum();
+        let cut = if contrib.iter().any(|c| c.1) {
+            contrib.iter().filter(|c| c.1).map(|c| c.0).min()
+        } else {
+            contrib.iter().map(|c| c.0).min()
+        };
+        out.push(Standing {
+            id: t.players[i].id,
+            rank: 0,
+            points: points[i],
+            bh_c1: bh - cut.unwrap_or(0),
+            bh,
+            sb,
+            de: 0,
+            wins,
+        });
+    }
+    // Direct encounter, group by group of equal points.
+    let mut by_points: std::collections::BTreeMap<u32, Vec<usize>> = Default::default();
+    for (i, &pts) in points.iter().enumerate() {
+        by_points.entry(pts).or_default().push(i);
+    }
+    for group in by_points.values() {
+        if group.len() < 2 {
+            continue;
+        }
+        let classes = de_order(&all, group, &opp_idx);
+        if classes.len() > 1 {
+            let mut pos = 1;
+            for class in classes {
+                for &i in &class {
+                    out[i].de = pos;
+                }
+                pos += class.len() as u32;
+            }
+        }
+    }
+    let mut idx: Vec<usize> = (0..n).collect();
+    let cmp = |a: &Standing, b: &Standing| {
+        let mut o = b.points.cmp(&a.points);
+        for &tb in order {
+            o = o.then_with(|| a.cmp_on(b, tb));
+        }
+        o
+    };
+    idx.sort_by(|&a, &b| cmp(&out[a], &out[b]).then(out[a].id.cmp(&out[b].id)));
+    let mut ranked: Vec<Standing> = Vec::with_capacity(n);
+    for (k, &i) in idx.iter().enumerate() {
+        let mut s = out[i].clone();
+        s.rank = match ranked.last() {
+            Some(prev) if cmp(prev, &s) == std::cmp::Ordering::Equal => prev.rank,
+            _ => k as u32 + 1,
+        };
+        ranked.push(s);
+    }
+    ranked
+}
+
+/// Orders a group of equal-points players by their games against each other; returns the
+/// classes players fall into, best first (one class: not separated).
+fn de_order(
+    all: &[Vec<Option<RoundEntry>>],
+    group: &[usize],
+    opp_idx: &dyn Fn(&RoundEntry) -> Option<usize>,
+) -> Vec<Vec<usize>> {
+    if group.len() < 2 {
+        return vec![group.to_vec()];
+    }
+    // Points (in half points, doubled again for averages: quarter units) against each member.
+    let m = group.len();
+    let mut score = vec![0u32; m];
+    let mut missing = vec![0u32; m];
+    let mut all_met = true;
+    for (a, &i) in group.iter().enumerate() {
+        for (b, &j) in group.iter().enumerate() {
+            if a == b {
+                continue;
+            }
+            let games: Vec<u32> = all[i]
+                .iter()
+                .flatten()
+                .filter(|e| e.result.is_game() && opp_idx(e) == Some(j))
+                .map(|e| e.result.halves(2))
+                .collect();
+            if games.is_empty() {
+                all_met = false;
+                missing[a] += 1;
+            } else {
+                // Average over repeated meetings, kept exact by scaling with 12.
+                score[a] += games.iter().sum::<u32>() * 12 / games.len() as u32;
+            }
+        }
+    }
+    if all_met {
+        let mut order: Vec<usize> = (0..m).collect();
+        order.sort_by(|&x, &y| score[y].cmp(&score[x]));
+        let mut classes: Vec<Vec<usize>> = Vec::new();
+        let mut k = 0;
+        while k < m {
+            let mut e = k;
+            while e < m && score[order[e]] == score[order[k]] {
+                e += 1;
+            }
+            classes.push(order[k..e].iter().map(|&x| group[x]).collect());
+            k = e;
+        }
+        if classes.len() == 1 {
+            return classes;
+        }
+        return classes
+            .into_iter()
+            .flat_map(|c| {
+                if c.len() > 1 {
+                    de_order(all, &c, opp_idx)
+                } else {
+                    vec![c]
+                }
+            })
+            .collect();
+    }
+    // Not everyone met: a player goes ahead only if no one else could still catch up, each
+    // missing game counted as a win.
+    let best = |a: usize| score[a] + missing[a] * 24;
+    let mut order: Vec<usize> = (0..m).collect();
+    order.sort_by(|&x, &y| score[y].cmp(&score[x]));
+    let top = order[0];
+    let ahead = order[1..].iter().all(|&o| score[top] > best(o));
+    if !ahead {
+        return vec![group.to_vec()];
+    }
+    let rest: Vec<usize> = order[1..].iter().map(|&x| group[x]).collect();
+    let mut classes = vec![vec![group[top]]];
+    classes.extend(de_order(all, &rest, opp_idx));
+    classes
+}

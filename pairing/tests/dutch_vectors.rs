@@ -1,0 +1,112 @@
+//! The public pairing vectors: TRF history in, the reference engines' pairing out (pairs,
+//! colours and the PAB must agree exactly).
+//!
+//! Every fixture is paired and the agreement count is printed. Fixtures not in the `DIFFER_*`
+//! lists below are asserted to agree; the lists name the fixtures where this engine still gives
+//! another pairing than the reference (they are reported, never counted as agreeing).
+//! `HAKEM_FIXTURE=name` runs the matching fixtures only and prints both pairings.
+
+use std::fs;
+use std::path::Path;
+
+use hakem_pairing::{pair_round, parse_trf, Rules};
+
+/// 2025 rules: fixtures where this engine differs from the reference pairing.
+const DIFFER_2025: &[&str] = &["t0031_p244_r04", "t0048_p224_r04"];
+
+/// 2017 rules: fixtures where this engine differs from the reference pairing (those also
+/// marked `disputed` in index.tsv are noted there).
+const DIFFER_2017: &[&str] = &[
+    "t0020_p008_r05", // disputed
+    "t0067_p017_r08", // disputed
+    "t0081_p007_r05", // disputed
+];
+
+struct Outcome {
+    agree: Vec<String>,
+    differ: Vec<String>,
+}
+
+fn run_folder(folder: &str, rules: Rules) -> Outcome {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/vectors/swiss")
+        .join(folder);
+    let mut names: Vec<String> = fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .filter(|n| n.ends_with(".trf"))
+        .map(|n| n.trim_end_matches(".trf").to_string())
+        .collect();
+    names.sort();
+    let only = std::env::var("HAKEM_FIXTURE").ok();
+    let mut out = Outcome {
+        agree: Vec::new(),
+        differ: Vec::new(),
+    };
+    for name in names {
+        if let Some(o) = &only {
+            if !name.contains(o.as_str()) {
+                continue;
+            }
+        }
+        let trf = fs::read_to_string(dir.join(format!("{name}.trf"))).unwrap();
+        let want = fs::read_to_string(dir.join(format!("{name}.pairs"))).unwrap();
+        let t = parse_trf(&trf).unwrap();
+        let start = std::time::Instant::now();
+        let got = match pair_round(&t, rules) {
+            Ok(p) => p.to_engine_text(),
+            Err(_) => "NO_PAIRING\n".to_string(),
+        };
+        let el = start.elapsed();
+        if el.as_millis() > 2000 {
+            eprintln!("slow: {name} {el:?}");
+        }
+        if got.trim() == want.trim() {
+            out.agree.push(name);
+        } else {
+            if only.is_some() {
+                eprintln!("{name}\nwant:\n{want}\ngot:\n{got}");
+            }
+            out.differ.push(name);
+        }
+    }
+    out
+}
+
+fn check(folder: &str, rules: Rules, known: &[&str]) {
+    let o = run_folder(folder, rules);
+    let total = o.agree.len() + o.differ.len();
+    eprintln!(
+        "{folder}: {} of {total} agree; differ: {:?}",
+        o.agree.len(),
+        o.differ
+    );
+    let newly_fixed: Vec<&String> = o
+        .agree
+        .iter()
+        .filter(|n| known.contains(&n.as_str()))
+        .collect();
+    if !newly_fixed.is_empty() {
+        eprintln!("{folder}: now agreeing, remove from the list: {newly_fixed:?}");
+    }
+    let regressions: Vec<&String> = o
+        .differ
+        .iter()
+        .filter(|n| !known.contains(&n.as_str()))
+        .collect();
+    assert!(
+        regressions.is_empty(),
+        "{folder}: fixtures that must agree differ: {regressions:?}"
+    );
+}
+
+#[test]
+fn dutch2025_vectors() {
+    check("dutch2025", Rules::Dutch2025, DIFFER_2025);
+}
+
+#[test]
+fn dutch2017_vectors() {
+    check("dutch2017", Rules::Dutch2017, DIFFER_2017);
+}
