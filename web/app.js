@@ -93,6 +93,8 @@ document.getElementById("lang-switch").addEventListener("click", () => {
 // Router
 
 let view = null;
+/** A match the lobby just created against the computer: its page says so and focuses Ready. */
+let arrival = null;
 
 function parseHash() {
   const hash = location.hash.replace(/^#/, "");
@@ -125,7 +127,18 @@ class LobbyView {
   constructor() {
     this.created = null;
     this.matches = null;
-    this.form = { game: "pentago", variant: "tr", sets: "3", clock: "15", p1: "", p2: "" };
+    this.form = {
+      opponent: "person",
+      game: "pentago",
+      variant: "tr",
+      sets: "3",
+      clock: "15",
+      p1: "",
+      p2: "",
+      level: "2",
+      side: "first",
+      me: "",
+    };
     document.title = `hakem — ${t("lobby_title")}`;
     this.build();
     this.refresh();
@@ -147,8 +160,9 @@ class LobbyView {
     const form = main.querySelector("#create-form");
     if (!form) return;
     for (const key of Object.keys(this.form)) {
+      // A radio group gives a RadioNodeList, whose value is the checked button's.
       const field = form.elements[key];
-      if (field) this.form[key] = field.value;
+      if (field && field.value !== undefined) this.form[key] = field.value;
     }
   }
 
@@ -170,6 +184,7 @@ class LobbyView {
           f.game = e.target.value;
           f.variant = GAMES[f.game][0];
           fillVariants(f.game);
+          this.paintSides();
         },
       },
       Object.keys(GAMES).map((g) => option(g, t(`game_${g}`), f.game)),
@@ -177,12 +192,57 @@ class LobbyView {
     fillVariants(f.game);
     const field = (id, label, control, hint) =>
       el("div", { class: "field" }, [el("label", { for: id, text: label }), control, hint ? el("p", { class: "hint", id: `${id}-hint`, text: hint }) : null]);
+    // A radio button with its label and, under it, a hint that describes it.
+    const choice = (name, value, text, hint, checked, onchange) => {
+      const id = `${name}-${value}`;
+      return el("div", { class: "choice" }, [
+        el("input", { type: "radio", name, id, value, checked, "aria-describedby": hint ? `${id}-hint` : null, onchange }),
+        el("div", { class: "choice-text" }, [
+          el("label", { for: id, text }),
+          hint ? el("p", { class: "hint", id: `${id}-hint`, text: hint }) : null,
+        ]),
+      ]);
+    };
+    const pickOpponent = (e) => {
+      f.opponent = e.target.value;
+      this.paintOpponent();
+    };
 
+    const opponent = el("fieldset", { class: "choices opponent", id: "opponent-group" }, [
+      el("legend", { text: t("field_opponent") }),
+      choice("opponent", "person", t("opponent_person"), t("opponent_person_hint"), f.opponent !== "computer", pickOpponent),
+      choice("opponent", "computer", t("opponent_computer"), t("opponent_computer_hint"), f.opponent === "computer", pickOpponent),
+    ]);
+
+    // Two people: a name for each seat.
+    this.personFields = el("div", { class: "fields", id: "person-fields" }, [
+      field("p1", t("field_p1"), el("input", { id: "p1", name: "p1", type: "text", maxlength: "100", autocomplete: "off", value: f.p1, placeholder: t("player_1") })),
+      field("p2", t("field_p2"), el("input", { id: "p2", name: "p2", type: "text", maxlength: "100", autocomplete: "off", value: f.p2, placeholder: t("player_2") })),
+    ]);
+
+    // The computer: its level, the side the person takes, the person's name.
+    const levels = ["1", "2", "3", "4", "5"].map((n) => option(n, t(`level_${n}`), f.level));
+    this.sideChoices = el("fieldset", { class: "choices sides", id: "side-group", "aria-describedby": "side-hint" }, [
+      el("legend", { text: t("field_side") }),
+      choice("side", "first", "", null, f.side !== "second", (e) => (f.side = e.target.value)),
+      choice("side", "second", "", null, f.side === "second", (e) => (f.side = e.target.value)),
+      el("p", { class: "hint", id: "side-hint", text: t("side_hint") }),
+    ]);
+    this.botFields = el("div", { class: "bot-fields", id: "bot-fields" }, [
+      el("div", { class: "fields" }, [
+        field("bot-level", t("field_level"), el("select", { id: "bot-level", name: "level", "aria-describedby": "bot-level-hint" }, levels), t("level_hint")),
+        field("me", t("field_me"), el("input", { id: "me", name: "me", type: "text", maxlength: "100", autocomplete: "off", value: f.me })),
+      ]),
+      this.sideChoices,
+    ]);
+
+    this.createHint = el("p", { class: "hint", id: "create-hint" });
     const form = el(
       "form",
       {
         id: "create-form",
         class: "card",
+        "aria-labelledby": "create-heading",
         onsubmit: (e) => {
           e.preventDefault();
           this.create();
@@ -190,7 +250,8 @@ class LobbyView {
       },
       [
         el("h2", { id: "create-heading", text: t("create_heading") }),
-        el("p", { class: "hint", text: t("create_hint") }),
+        this.createHint,
+        opponent,
         el("div", { class: "fields" }, [
           field("game", t("field_game"), gameSelect),
           field("variant", t("field_variant"), variantSelect),
@@ -208,10 +269,10 @@ class LobbyView {
               Object.keys(CLOCKS).map((k) => option(k, t(`clock_${k.replace("+", "_")}`), f.clock)),
             ),
           ),
-          field("p1", t("field_p1"), el("input", { id: "p1", name: "p1", type: "text", maxlength: "100", autocomplete: "off", value: f.p1, placeholder: t("player_1") })),
-          field("p2", t("field_p2"), el("input", { id: "p2", name: "p2", type: "text", maxlength: "100", autocomplete: "off", value: f.p2, placeholder: t("player_2") })),
         ]),
-        el("button", { type: "submit", class: "primary", id: "create-button", text: t("create_button") }),
+        this.personFields,
+        this.botFields,
+        el("button", { type: "submit", class: "primary", id: "create-button" }),
       ],
     );
 
@@ -223,13 +284,35 @@ class LobbyView {
     ]);
     const later = el("section", { class: "card later", "aria-labelledby": "later-heading" }, [
       el("h2", { id: "later-heading", text: t("later_heading") }),
-      el("ul", {}, [el("li", { text: t("later_bot") }), el("li", { text: t("later_tournaments") })]),
+      el("ul", {}, [el("li", { text: t("later_tournaments") })]),
     ]);
     main.replaceChildren(
       el("h1", { class: "page-title", text: t("lobby_title") }),
       el("div", { class: "lobby" }, [el("div", { class: "col" }, [form, this.createdBox]), el("div", { class: "col" }, [live, later])]),
     );
+    this.paintOpponent();
+    this.paintSides();
     this.paintCreated();
+  }
+
+  /** Shows the fields of the chosen opponent: names for two people, or the computer's level. */
+  paintOpponent() {
+    const computer = this.form.opponent === "computer";
+    this.personFields.hidden = computer;
+    this.botFields.hidden = !computer;
+    this.createHint.textContent = t(computer ? "create_hint_computer" : "create_hint");
+    main.querySelector("#create-button").textContent = t(computer ? "play_computer_button" : "create_button");
+  }
+
+  /** The side choices say what moving first or second means in the chosen game. */
+  paintSides() {
+    const game = this.form.game;
+    for (const side of ["first", "second"]) {
+      const colour = colourOf(game, side);
+      const what = colour || (game === "quoridor" ? t(side === "first" ? "starts_e1" : "starts_e9") : null);
+      const label = this.sideChoices.querySelector(`label[for="side-${side}"]`);
+      label.textContent = what ? t(`side_${side}_as`, { what }) : t(`side_${side}`);
+    }
   }
 
   async create() {
@@ -237,15 +320,23 @@ class LobbyView {
     const f = this.form;
     const button = main.querySelector("#create-button");
     button.disabled = true;
+    const base = { type: "create_match", game: f.game, variant: f.variant, sets: Number(f.sets), clock: CLOCKS[f.clock] };
     try {
-      const reply = await conn.request({
-        type: "create_match",
-        game: f.game,
-        variant: f.variant,
-        sets: Number(f.sets),
-        clock: CLOCKS[f.clock],
-        players: { p1: f.p1.trim(), p2: f.p2.trim() },
-      });
+      if (f.opponent === "computer") {
+        // The server seats its own engine on the other seat; the person goes straight to theirs.
+        const mine = f.side === "second" ? "p2" : "p1";
+        const botSeat = other(mine);
+        const level = Number(f.level);
+        const reply = await conn.request({
+          ...base,
+          players: { [mine]: f.me.trim() || t(mine === "p1" ? "player_1" : "player_2"), [botSeat]: t("bot_name", { level }) },
+          house_bot: { seat: botSeat, level },
+        });
+        arrival = { match: reply.match, say: t("created_computer_say", { level }) };
+        location.hash = `#/match/${encodeURIComponent(reply.match)}?seat=${encodeURIComponent(reply.seat_tokens[mine])}`;
+        return;
+      }
+      const reply = await conn.request({ ...base, players: { p1: f.p1.trim(), p2: f.p2.trim() } });
       this.created = { ...reply, game: f.game, p1: f.p1.trim(), p2: f.p2.trim() };
       this.paintCreated();
       announce(t("created_say"));
@@ -382,6 +473,8 @@ class MatchView {
     this.board = null;
     this.boardGame = null;
     this.resignArmed = false;
+    this.arrival = arrival?.match === id ? arrival : null;
+    arrival = null;
 
     this.unsubscribe = conn.onFrame((frame) => this.onFrame(frame));
     conn.onReconnect = () => this.join();
@@ -1128,6 +1221,12 @@ class MatchView {
       const iAmReady = !!s.players?.[this.you]?.ready;
       E.ready.disabled = iAmReady;
       E.ready.textContent = iAmReady ? t("waiting_for_opponent") : t("ready_for_set", { n: (s.sets?.length || 0) + 1 });
+      if (this.arrival && !E.ready.hidden && !E.ready.disabled) {
+        // Straight from the lobby's "Play against the computer": one press starts the game.
+        announce(this.arrival.say);
+        this.arrival = null;
+        E.ready.focus();
+      }
     }
     if (this.role === "arbiter") {
       // The seat choices carry the players' names once the state is known.
