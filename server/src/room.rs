@@ -80,6 +80,15 @@ pub enum Role {
 }
 
 impl Role {
+    /// `player`, `arbiter` or `spectator`.
+    fn metric_label(self) -> &'static str {
+        match self {
+            Role::Player(_) => "player",
+            Role::Arbiter => "arbiter",
+            Role::Spectator => "spectator",
+        }
+    }
+
     fn as_str(self) -> &'static str {
         match self {
             Role::Player(seat) => seat.as_str(),
@@ -405,6 +414,7 @@ impl Room {
                 legal_moves,
             },
         );
+        metrics::gauge!("hakem_room_members", "role" => role.metric_label()).increment(1.0);
         match since_seq {
             Some(since) if since <= self.seq => {
                 for frame in &self.log[since as usize..] {
@@ -439,6 +449,8 @@ impl Room {
             let Some(member) = self.members.remove(&conn) else {
                 continue;
             };
+            metrics::gauge!("hakem_room_members", "role" => member.role.metric_label())
+                .decrement(1.0);
             if let Role::Player(seat) = member.role {
                 let count = self.seat_connections.get_mut(seat);
                 *count = count.saturating_sub(1);

@@ -108,6 +108,7 @@ async fn metrics_show_connections_matches_moves_and_errors() {
     assert_eq!(status, 200);
     for needle in [
         "hakem_connections{kind=\"guest\"} 2",
+        "hakem_room_members{role=\"player\"} 2",
         "hakem_live_matches 1",
         "hakem_moves_total 1",
         "hakem_errors_total{code=\"not_your_turn\"} 1",
