@@ -318,8 +318,10 @@ pub fn pair_round_number(
     if !eng.completable(&all) {
         return Err(PairingError::NoValidPairing);
     }
-    if n % 2 == 1 {
-        // The PAB goes to the lowest score that still lets the round be completed.
+    if n % 2 == 1 && rules != Rules::Dutch2017 {
+        // 2025 rules: the PAB goes to the lowest score that still lets the round be completed.
+        // The 2017 text has no such rule: each bracket pairs as many as it can (C.5) while the
+        // round stays completable (C.4), and the bye falls where it falls.
         let mut scores: Vec<u32> = eng.ps.iter().map(|p| p.score).collect();
         scores.sort_unstable();
         scores.dedup();

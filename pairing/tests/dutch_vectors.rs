@@ -19,7 +19,6 @@ const DIFFER_2025: &[&str] = &["t0031_p244_r04", "t0048_p224_r04"];
 const DIFFER_2017: &[&str] = &[
     "t0020_p008_r05", // disputed
     "t0067_p017_r08", // disputed
-    "t0081_p007_r05", // disputed
 ];
 
 struct Outcome {
