@@ -1,7 +1,9 @@
 //! Plays engines against each other and prints a table: each level against the level below it
 //! (and random against level 1, greedy against level 2).
 //!
-//! `cargo run --release -p hakem-engine --example tournament -- [game] [sets] [ms_per_move] [variant]`
+//! `cargo run --release -p hakem-engine --example tournament -- [game] [sets] [ms_per_move] [variant] [pairs]`
+//!
+//! `pairs` (e.g. `4:3,5:4`) plays only those pairs; a variant of `-` keeps the default one.
 //!
 //! Sets alternate who moves first; each starts from a random opening of `OPENING` plies so that
 //! deterministic levels do not replay one game. A win scores 1, a draw 1/2.
@@ -73,7 +75,13 @@ fn main() {
         .unwrap_or(GameKind::Pentago);
     let sets: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(100);
     let ms: u64 = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(20);
-    let variant = args.get(4).map(String::as_str);
+    let variant = args.get(4).map(String::as_str).filter(|v| *v != "-");
+    let only: Option<Vec<(String, String)>> = args.get(5).map(|list| {
+        list.split(',')
+            .filter_map(|pair| pair.split_once(':'))
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect()
+    });
     let budget = Duration::from_millis(ms);
     let pairs = [
         ("1", "random"),
@@ -91,6 +99,12 @@ fn main() {
     println!("|---|---|---|---|---|");
     let mut rng = Rng::new(2026);
     for (strong, weak) in pairs {
+        if only
+            .as_ref()
+            .is_some_and(|o| !o.iter().any(|(a, b)| a == strong && b == weak))
+        {
+            continue;
+        }
         let start = Instant::now();
         let mut a = engine(strong, rng.next_u64());
         let mut b = engine(weak, rng.next_u64());

@@ -5,6 +5,11 @@
 //! several such windows) dominate the score, and captures count by the pairs taken. Candidate
 //! moves are the empty points within two of a stone, ranked by what they make for the mover
 //! (attack) and what they take from the opponent (defence, i.e. blocks), plus captures.
+//!
+//! Levels: the depth grows from 1 to 4 plies; level 5 searches fewer moves inside the tree (6)
+//! so that it reaches a ply deeper within the same time; the root moves are reordered by the
+//! previous iteration's values; levels 2, 3 and 4 play the second-best root move (when it is
+//! not lost and within `NOISE_MARGIN`) 25%, 55% and 40% of the time.
 
 use std::time::{Duration, Instant};
 
@@ -18,6 +23,8 @@ const WIN: i32 = 10_000_000;
 /// Weight of a window holding 0..5 stones of one colour only.
 const WINDOW: [i32; 6] = [0, 1, 12, 150, 2_000, 100_000];
 const DIRS: [(i32, i32); 4] = [(1, 0), (0, 1), (1, 1), (1, -1)];
+/// How much worse than the best a second-best move a lower level may play can be.
+const NOISE_MARGIN: i32 = 400;
 
 /// The board as cells: 0 empty, 1 first mover, 2 second mover.
 fn grid(p: &Position) -> [u8; 361] {
@@ -239,11 +246,14 @@ pub fn search_move(p: &Position, level: u8, budget: Duration, seed: u64) -> Opti
         let list = candidates(p, 6);
         return list.get(rng.below(list.len())).map(|c| c.1);
     }
-    let (max_depth, width, cap_ms) = match level {
-        2 => (1, 12, 100),
-        3 => (2, 10, 400),
-        4 => (3, 9, 1_500),
-        _ => (4, 10, 4_000),
+    // Levels trade strength for time: deeper search, a longer time cap and, from level 3 on, a
+    // smaller chance of settling for the second-best move as the level grows (level 2, one ply
+    // deep, takes it 25% of the time; the chances were tuned with the tournament example).
+    let (max_depth, root_width, width, cap_ms, noise_percent) = match level {
+        2 => (1, 16, 12, 100, 25),
+        3 => (2, 14, 10, 400, 55),
+        4 => (3, 13, 9, 1_500, 40),
+        _ => (4, 13, 6, 4_000, 0),
     };
     let mut ctx = Ctx {
         deadline: Instant::now() + budget.min(Duration::from_millis(cap_ms)),
@@ -251,8 +261,10 @@ pub fn search_move(p: &Position, level: u8, budget: Duration, seed: u64) -> Opti
         nodes: 0,
         width,
     };
-    let list = candidates(p, width + 4);
+    let noisy = noise_percent > 0 && rng.below(100) < noise_percent;
+    let list = candidates(p, root_width);
     let mut best = list.first()?.1;
+    let mut second = None;
     let mut children = Vec::new();
     for &(_, mv) in &list {
         let mut child = p.clone();
@@ -268,22 +280,38 @@ pub fn search_move(p: &Position, level: u8, budget: Duration, seed: u64) -> Opti
     }
     for depth in 1..=max_depth {
         let mut alpha = -WIN - 1;
-        let mut iteration_best = None;
-        for (mv, child) in &children {
-            let v = -negamax(child, depth - 1, -WIN - 1, -alpha, &mut ctx);
+        let mut values = Vec::with_capacity(children.len());
+        for (i, (mv, child)) in children.iter().enumerate() {
+            // A noisy move needs the exact value of every root move, not only the best one.
+            let bound = if noisy { -WIN - 1 } else { alpha };
+            let v = -negamax(child, depth - 1, -WIN - 1, -bound, &mut ctx);
             if ctx.stopped {
                 break;
             }
-            if v > alpha {
-                alpha = v;
-                iteration_best = Some(*mv);
-            }
+            alpha = alpha.max(v);
+            values.push((v, *mv, i));
         }
         if ctx.stopped {
             break;
         }
-        if let Some(mv) = iteration_best {
+        // Stable: equal values keep the candidate ordering. The next iteration searches the
+        // moves in this order (the best first prunes the most).
+        values.sort_by_key(|c| std::cmp::Reverse(c.0));
+        let order: Vec<usize> = values.iter().map(|c| c.2).collect();
+        let mut slots: Vec<Option<(Move, Position)>> = children.drain(..).map(Some).collect();
+        children = order.iter().filter_map(|&i| slots[i].take()).collect();
+        if let Some(&(top, mv, _)) = values.first() {
             best = mv;
+            // The second-best move, when it is neither lost nor much worse than the best.
+            second = values
+                .get(1)
+                .filter(|c| c.0 > -WIN / 4 && c.0 >= top - NOISE_MARGIN)
+                .map(|c| c.1);
+        }
+    }
+    if noisy {
+        if let Some(mv) = second {
+            return Some(mv);
         }
     }
     Some(best)

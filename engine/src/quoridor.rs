@@ -3,6 +3,11 @@
 //! The score of a position is the difference of the two pawns' BFS distances to their goals,
 //! with walls in hand and the move counted. Walls are tried only where they can matter: on or
 //! beside the first steps of the opponent's shortest path, and around the opponent's pawn.
+//!
+//! Levels: a wall in hand is worth 0.4 of a step at levels 1-3, 0.8 at level 4 and 1.2 at
+//! level 5 (measured: keeping walls for when they lengthen the opponent's path most wins
+//! races); the depth grows from 1 to 4 plies, and levels 2, 3 and 4 play the second-best root
+//! move (when it is at most two steps worse and not lost) 30%, 15% and 8% of the time.
 
 use std::time::{Duration, Instant};
 
@@ -16,9 +21,15 @@ const WIN: i32 = 100_000;
 const ROOT_WIDTH: usize = 16;
 /// Moves searched at each inner node.
 const INNER_WIDTH: usize = 10;
+/// How much worse (in tenths of a step) a second-best move a lower level may play can be.
+const NOISE_MARGIN: i32 = 20;
+/// The value of a wall in hand (in tenths of a step).
+const WALL_VALUE: i32 = 4;
+const WALL_VALUE_4: i32 = 8;
+const WALL_VALUE_5: i32 = 12;
 
 /// The score of `p` for the side to move.
-fn evaluate(p: &Position) -> i32 {
+fn evaluate(p: &Position, wall_value: i32) -> i32 {
     if let Some(outcome) = p.outcome() {
         return match outcome.winner {
             Some(side) if side == p.to_move() => WIN,
@@ -32,7 +43,7 @@ fn evaluate(p: &Position) -> i32 {
     let d_opp = i32::from(p.distance_to_goal(opp).unwrap_or(100));
     let walls = i32::from(p.walls_left(me)) - i32::from(p.walls_left(opp));
     // Being on move is worth about half a step in a pure race.
-    10 * (d_opp - d_me) + 4 * walls + 5
+    10 * (d_opp - d_me) + wall_value * walls + 5
 }
 
 /// The squares of one shortest path of `side`'s pawn, from the pawn, at most `len` squares.
@@ -121,7 +132,7 @@ fn pawn_moves(p: &Position, out: &mut Vec<Move>) {
 
 /// Candidate moves with their one-ply scores (for the mover), best first. Walls that do not
 /// lengthen the opponent's path more than the mover's are dropped.
-fn candidates(p: &Position) -> Vec<(i32, Move, Position)> {
+fn candidates(p: &Position, wall_value: i32) -> Vec<(i32, Move, Position)> {
     let mut moves = Vec::new();
     pawn_moves(p, &mut moves);
     wall_candidates(p, &mut moves);
@@ -136,7 +147,7 @@ fn candidates(p: &Position) -> Vec<(i32, Move, Position)> {
             continue;
         }
         if child.outcome().is_some() {
-            scored.push((-evaluate(&child), mv, child));
+            scored.push((-evaluate(&child, wall_value), mv, child));
             continue;
         }
         // The same score as `evaluate` from the mover's side, with the distances computed once
@@ -154,7 +165,7 @@ fn candidates(p: &Position) -> Vec<(i32, Move, Position)> {
             }
         };
         let walls = i32::from(child.walls_left(me)) - i32::from(child.walls_left(opp));
-        scored.push((10 * (d_opp - d_me) + 4 * walls - 5, mv, child));
+        scored.push((10 * (d_opp - d_me) + wall_value * walls - 5, mv, child));
     }
     scored.sort_by_key(|c| std::cmp::Reverse(c.0));
     scored
@@ -173,6 +184,7 @@ struct Ctx {
     deadline: Instant,
     stopped: bool,
     nodes: u64,
+    wall_value: i32,
 }
 
 fn negamax(p: &Position, depth: u32, mut alpha: i32, beta: i32, ctx: &mut Ctx) -> i32 {
@@ -181,12 +193,12 @@ fn negamax(p: &Position, depth: u32, mut alpha: i32, beta: i32, ctx: &mut Ctx) -
         ctx.stopped = true;
     }
     if depth == 0 || p.outcome().is_some() || ctx.stopped {
-        return evaluate(p);
+        return evaluate(p, ctx.wall_value);
     }
     let mut best = -WIN - 1;
     // Inside the tree only the most promising few moves by the one-ply score: the walls that
     // matter most lengthen the opponent's path the most.
-    for (_, _, child) in narrowed(candidates(p), INNER_WIDTH) {
+    for (_, _, child) in narrowed(candidates(p, ctx.wall_value), INNER_WIDTH) {
         let v = -negamax(&child, depth - 1, -beta, -alpha, ctx);
         if v > best {
             best = v;
@@ -197,7 +209,7 @@ fn negamax(p: &Position, depth: u32, mut alpha: i32, beta: i32, ctx: &mut Ctx) -
         }
     }
     if best == -WIN - 1 {
-        evaluate(p)
+        evaluate(p, ctx.wall_value)
     } else {
         best
     }
@@ -205,7 +217,7 @@ fn negamax(p: &Position, depth: u32, mut alpha: i32, beta: i32, ctx: &mut Ctx) -
 
 /// The best move one ply deep (ties at random).
 pub fn greedy_move(p: &Position, seed: u64) -> Option<Move> {
-    let list = candidates(p);
+    let list = candidates(p, WALL_VALUE);
     let top = list.first()?.0;
     let ties: Vec<_> = list.iter().filter(|c| c.0 == top).collect();
     let mut rng = Rng::new(seed);
@@ -218,57 +230,72 @@ pub fn search_move(p: &Position, level: u8, budget: Duration, seed: u64) -> Opti
         return None;
     }
     let mut rng = Rng::new(seed);
-    let list = candidates(p);
+    // Levels trade strength for time: a better evaluation (walls in hand
+    // valued higher at levels 4 and 5), deeper search, a longer time cap and a smaller chance of
+    // settling for the second-best move as the level grows.
+    let (max_depth, cap_ms, noise_percent, wall_value) = match level {
+        0 | 1 => (1, 100, 0, WALL_VALUE),
+        2 => (1, 100, 30, WALL_VALUE),
+        3 => (2, 300, 15, WALL_VALUE),
+        4 => (3, 1_000, 8, WALL_VALUE_4),
+        _ => (4, 3_000, 0, WALL_VALUE_5),
+    };
+    let list = candidates(p, wall_value);
     if list.is_empty() {
         return None;
     }
     if level <= 1 {
-        // Level 1: often just a random reasonable move.
-        if rng.below(3) == 0 {
+        // Level 1: about two moves in three a random candidate move, else one ply.
+        if rng.below(100) < 65 {
             return list.get(rng.below(list.len())).map(|c| c.1);
         }
         return greedy_move(p, seed);
     }
-    let max_depth = match level {
-        2 => 1,
-        3 => 2,
-        4 => 3,
-        _ => 4,
-    };
-    let cap = Duration::from_millis(match level {
-        2 => 100,
-        3 => 300,
-        4 => 1_000,
-        _ => 3_000,
-    });
+    let cap = Duration::from_millis(cap_ms);
     let mut ctx = Ctx {
         deadline: Instant::now() + budget.min(cap),
         stopped: false,
         nodes: 0,
+        wall_value,
     };
+    let noisy = noise_percent > 0 && rng.below(100) < noise_percent;
     let mut best = list[0].1;
+    let mut second = None;
     let list = narrowed(list, ROOT_WIDTH);
     for depth in 1..=max_depth {
         let mut alpha = -WIN - 1;
-        let mut iteration_best = None;
+        let mut values = Vec::with_capacity(list.len());
         for (_, mv, child) in &list {
-            let v = -negamax(child, depth - 1, -WIN - 1, -alpha, &mut ctx);
+            // A noisy move needs the exact value of every root move, not only the best one.
+            let bound = if noisy { -WIN - 1 } else { alpha };
+            let v = -negamax(child, depth - 1, -WIN - 1, -bound, &mut ctx);
             if ctx.stopped {
                 break;
             }
-            if v > alpha {
-                alpha = v;
-                iteration_best = Some(*mv);
-            }
+            alpha = alpha.max(v);
+            values.push((v, *mv));
         }
         if ctx.stopped {
             break;
         }
-        if let Some(mv) = iteration_best {
+        // Stable: equal values keep the move ordering.
+        values.sort_by_key(|c| std::cmp::Reverse(c.0));
+        if let Some(&(top, mv)) = values.first() {
             best = mv;
+            // The second-best move, when it is neither lost nor much worse than the best.
+            second = values
+                .get(1)
+                .filter(|c| c.0 > -WIN + 100 && c.0 >= top - NOISE_MARGIN)
+                .map(|c| c.1);
+            if top >= WIN - 100 {
+                second = None;
+                break;
+            }
         }
-        if alpha >= WIN - 100 {
-            break;
+    }
+    if noisy {
+        if let Some(mv) = second {
+            return Some(mv);
         }
     }
     Some(best)
