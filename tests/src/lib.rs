@@ -40,6 +40,24 @@ pub fn in_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| v == "true")
 }
 
+/// True when `python3` can import `module` (from the PyPI package `package`); under `CI=true`
+/// its absence fails the test, elsewhere the test is skipped with a message.
+pub fn python_has(module: &str, package: &str) -> bool {
+    let ok = Command::new("python3")
+        .args(["-c", &format!("import {module}")])
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        assert!(
+            !in_ci(),
+            "CI=true but python3 with the {package} package is missing"
+        );
+        eprintln!("skipping: python3 with the {package} package is not installed");
+    }
+    ok
+}
+
 static NEXT_DATABASE: AtomicU32 = AtomicU32::new(0);
 
 /// A database for one server (and its restarts).

@@ -10,7 +10,7 @@ use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use hakem_blackbox::{binary, create_match, in_ci, Client, Server};
+use hakem_blackbox::{binary, create_match, python_has, Client, Server};
 use serde_json::{json, Value};
 
 /// How long a whole round between two quick bots may take on a busy machine.
@@ -329,25 +329,9 @@ async fn a_bot_completes_half_a_move_left_on_its_seat() {
     assert_finished_on_the_board(&server, &m.id, "half a move");
 }
 
-fn python_ready() -> bool {
-    let ok = Command::new("python3")
-        .args(["-c", "import websockets.asyncio.client"])
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
-        assert!(
-            !in_ci(),
-            "CI=true but python3 with the websockets package is missing"
-        );
-        eprintln!("skipping: python3 with the websockets package is not installed");
-    }
-    ok
-}
-
 #[tokio::test]
 async fn a_bot_plays_the_python_example_bot() {
-    if !python_ready() {
+    if !python_has("websockets.asyncio.client", "websockets") {
         return;
     }
     let server = Server::start();

@@ -3,9 +3,9 @@
 //! compares every round from round 2 on (pairs, colours and the bye).
 
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
-use hakem_blackbox::{binary, in_ci};
+use hakem_blackbox::{binary, python_has};
 
 /// Tournaments played by the test (seed 2017, as the script's default): about 10 s.
 const TOURNAMENTS: &str = "20";
@@ -14,27 +14,10 @@ fn script() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../pairing/crosscheck/py4swiss_crosscheck.py")
 }
 
-/// True when `python3` with the `py4swiss` package is there; under `CI=true` its absence fails.
-fn py4swiss_ready() -> bool {
-    let ok = Command::new("python3")
-        .args(["-c", "import py4swiss.engines"])
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
-        assert!(
-            !in_ci(),
-            "CI=true but python3 with the py4swiss package is missing"
-        );
-        eprintln!("skipping: python3 with the py4swiss package is not installed");
-    }
-    ok
-}
-
 #[test]
 #[ignore = "py4swiss disagrees on 19 of 1149 rounds (2 of 131 in these 20 tournaments): see pairing/crosscheck/README.md"]
 fn dutch2017_agrees_with_py4swiss_on_random_tournaments() {
-    if !py4swiss_ready() {
+    if !python_has("py4swiss.engines", "py4swiss") {
         return;
     }
     let out = Command::new("python3")

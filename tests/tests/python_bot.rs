@@ -4,28 +4,11 @@
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-use hakem_blackbox::{create_match, in_ci, Client, Server};
+use hakem_blackbox::{create_match, python_has, Client, Server};
 use serde_json::json;
 
 fn bot_script() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../examples/python-bot/bot.py")
-}
-
-/// True when `python3` with the `websockets` package is there; under `CI=true` its absence fails.
-fn python_ready() -> bool {
-    let ok = Command::new("python3")
-        .args(["-c", "import websockets.asyncio.client"])
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
-        assert!(
-            !in_ci(),
-            "CI=true but python3 with the websockets package is missing"
-        );
-        eprintln!("skipping: python3 with the websockets package is not installed");
-    }
-    ok
 }
 
 fn spawn_bot(server: &Server, match_id: &str, token: &str, seed: u32) -> std::process::Child {
@@ -48,7 +31,7 @@ fn spawn_bot(server: &Server, match_id: &str, token: &str, seed: u32) -> std::pr
 
 #[tokio::test]
 async fn two_python_bots_play_a_whole_round_of_each_game() {
-    if !python_ready() {
+    if !python_has("websockets.asyncio.client", "websockets") {
         return;
     }
     let server = Server::start();
