@@ -1,6 +1,12 @@
 //! Harness for black-box tests: starts the real `hakem-server` binary on a free port and talks
 //! to it with real WebSocket and HTTP clients.
 
+mod process;
+mod relay;
+
+pub use process::Proc;
+pub use relay::Relay;
+
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream as StdTcpStream;

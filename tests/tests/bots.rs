@@ -2,152 +2,15 @@
 //! Python example bot, across a server restart, in `--listen` service mode for a bot account,
 //! and `hakem play --vs-bot`.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{Shutdown, TcpListener, TcpStream};
 use std::path::PathBuf;
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::{Arc, Condvar, Mutex, PoisonError};
-use std::thread;
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
-use hakem_blackbox::{binary, create_match, python_has, Client, Server};
+use hakem_blackbox::{binary, create_match, python_has, Client, Proc, Relay, Server};
 use serde_json::{json, Value};
 
 /// How long a whole round between two quick bots may take on a busy machine.
 const ROUND_PATIENCE: Duration = Duration::from_secs(120);
-
-/// A running program whose output lines are collected as they come.
-struct Proc {
-    name: String,
-    child: Child,
-    stdin: Option<ChildStdin>,
-    stdout: Arc<(Mutex<Vec<String>>, Condvar)>,
-    stderr: Option<thread::JoinHandle<String>>,
-    /// The thread reading stdout, which ends at its end.
-    stdout_reader: Option<thread::JoinHandle<()>>,
-    cursor: usize,
-}
-
-impl Proc {
-    fn spawn(name: &str, mut command: Command) -> Proc {
-        let mut child = command
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap_or_else(|e| panic!("{name}: cannot start: {e}"));
-        let stdout = Arc::new((Mutex::new(Vec::new()), Condvar::new()));
-        let out = child.stdout.take().expect("stdout");
-        let lines = stdout.clone();
-        let stdout_reader = thread::spawn(move || {
-            for line in BufReader::new(out).lines() {
-                let Ok(line) = line else { break };
-                let (list, ready) = &*lines;
-                list.lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .push(line);
-                ready.notify_all();
-            }
-        });
-        let mut err = child.stderr.take().expect("stderr");
-        let stderr = thread::spawn(move || {
-            let mut all = String::new();
-            let _ = err.read_to_string(&mut all);
-            all
-        });
-        Proc {
-            name: name.to_string(),
-            stdin: child.stdin.take(),
-            child,
-            stdout,
-            stderr: Some(stderr),
-            stdout_reader: Some(stdout_reader),
-            cursor: 0,
-        }
-    }
-
-    fn output(&self) -> String {
-        self.stdout
-            .0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .join("\n")
-    }
-
-    /// Everything written on stderr; waits for the process to end.
-    fn stderr(&mut self) -> String {
-        self.stderr
-            .take()
-            .map(|reader| reader.join().unwrap_or_default())
-            .unwrap_or_default()
-    }
-
-    fn send(&mut self, line: &str) {
-        let stdin = self.stdin.as_mut().expect("stdin open");
-        writeln!(stdin, "{line}").expect("write to stdin");
-        stdin.flush().expect("flush");
-    }
-
-    /// Waits for a line containing `text` after the last one matched; returns it.
-    fn expect(&mut self, text: &str, patience: Duration) -> String {
-        let deadline = Instant::now() + patience;
-        let (list, ready) = &*self.stdout;
-        let mut lines = list.lock().unwrap_or_else(PoisonError::into_inner);
-        loop {
-            if let Some(i) = lines[self.cursor..].iter().position(|l| l.contains(text)) {
-                self.cursor += i + 1;
-                return lines[self.cursor - 1].clone();
-            }
-            let now = Instant::now();
-            if now >= deadline {
-                let output = lines.join("\n");
-                drop(lines);
-                let _ = self.child.kill();
-                let stderr = self.stderr();
-                panic!(
-                    "{}: no line with {text:?} within {patience:?}; stdout:\n{output}\nstderr:\n{stderr}",
-                    self.name
-                );
-            }
-            lines = ready
-                .wait_timeout(lines, deadline - now)
-                .unwrap_or_else(PoisonError::into_inner)
-                .0;
-        }
-    }
-
-    /// Waits for the process to end by itself; returns its exit code, stdout and stderr.
-    fn finish(&mut self, patience: Duration) -> (i32, String, String) {
-        let deadline = Instant::now() + patience;
-        loop {
-            if let Some(status) = self.child.try_wait().expect("try_wait") {
-                let stderr = self.stderr();
-                // The last lines may still be on their way to the reader.
-                if let Some(reader) = self.stdout_reader.take() {
-                    let _ = reader.join();
-                }
-                return (status.code().unwrap_or(-1), self.output(), stderr);
-            }
-            if Instant::now() >= deadline {
-                let _ = self.child.kill();
-                let stderr = self.stderr();
-                panic!(
-                    "{}: still running after {patience:?}; stdout:\n{}\nstderr:\n{stderr}",
-                    self.name,
-                    self.output()
-                );
-            }
-            thread::sleep(Duration::from_millis(20));
-        }
-    }
-}
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// `hakem bot` on a seat.
 fn bot(name: &str, url: &str, match_id: &str, token: &str, extra: &[&str]) -> Proc {
@@ -364,58 +227,6 @@ async fn a_bot_plays_the_python_example_bot() {
     assert_finished_on_the_board(&server, &m.id, "python vs hakem bot");
 }
 
-/// A TCP relay standing for the network between a bot and the server, so that the bot keeps
-/// one address while the server comes back on another port after a restart.
-struct Relay {
-    addr: String,
-    upstream: Arc<Mutex<String>>,
-}
-
-impl Relay {
-    fn start(upstream: &str) -> Relay {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind the relay");
-        let addr = listener.local_addr().expect("relay address").to_string();
-        let upstream = Arc::new(Mutex::new(upstream.to_string()));
-        let target = upstream.clone();
-        thread::spawn(move || {
-            for client in listener.incoming() {
-                let Ok(client) = client else { continue };
-                let to = target
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .clone();
-                // A server that is down: the client's connection is closed at once.
-                let Ok(server) = TcpStream::connect(&to) else {
-                    continue;
-                };
-                let (Ok(client2), Ok(server2)) = (client.try_clone(), server.try_clone()) else {
-                    continue;
-                };
-                pipe(client, server);
-                pipe(server2, client2);
-            }
-        });
-        Relay { addr, upstream }
-    }
-
-    fn ws_url(&self) -> String {
-        format!("ws://{}/ws", self.addr)
-    }
-
-    fn lead_to(&self, upstream: &str) {
-        *self.upstream.lock().unwrap_or_else(PoisonError::into_inner) = upstream.to_string();
-    }
-}
-
-/// Copies one direction of a relayed connection; the end of either side ends both.
-fn pipe(mut from: TcpStream, mut to: TcpStream) {
-    thread::spawn(move || {
-        let _ = std::io::copy(&mut from, &mut to);
-        let _ = from.shutdown(Shutdown::Both);
-        let _ = to.shutdown(Shutdown::Both);
-    });
-}
-
 /// The `state` a seat with `legal_moves` gets when it is its turn.
 async fn my_turn(client: &mut Client) -> Value {
     client
@@ -518,7 +329,7 @@ async fn a_listening_bot_plays_every_match_of_its_account() {
     ]);
     listener.args(["--level", "1", "--max-think", "30", "--seed", "9"]);
     let mut listener = Proc::spawn("listener", listener);
-    listener.expect("listening as alphabot", Duration::from_secs(10));
+    listener.expect_within("listening as alphabot", Duration::from_secs(10));
     let mut matches = vec![early];
     for game in ["quoridor", "pente"] {
         matches.push(create_match(&mut organizer, json!({"game": game, "accounts": seated})).await);
@@ -543,11 +354,11 @@ async fn a_listening_bot_plays_every_match_of_its_account() {
     }
     for m in &matches {
         assert_finished_on_the_board(&server, &m.id, "listen");
-        listener.cursor = 0;
-        listener.expect(&format!("[{}] round over: ", m.id), ROUND_PATIENCE);
+        listener.rewind();
+        listener.expect_within(&format!("[{}] round over: ", m.id), ROUND_PATIENCE);
     }
     // Ctrl-C stops the service cleanly.
-    let pid = listener.child.id().to_string();
+    let pid = listener.pid().to_string();
     let status = Command::new("kill")
         .args(["-INT", &pid])
         .status()
@@ -567,17 +378,17 @@ fn play_vs_bot_starts_a_match_against_a_bot_at_once() {
         person.args(["--server", &server.ws_url()]);
         let mut person = Proc::spawn(&format!("{game} person"), person);
         let patience = Duration::from_secs(20);
-        person.expect("joined match", patience);
+        person.expect_within("joined match", patience);
         person.send("ready");
-        person.expect("set 1 started", patience);
+        person.expect_within("set 1 started", patience);
         person.send("resign");
-        person.expect("set 1 ended", patience);
+        person.expect_within("set 1 ended", patience);
         person.send("ready");
-        person.expect("set 2 started", patience);
+        person.expect_within("set 2 started", patience);
         // The bot moves first in set 2, by itself.
-        person.expect("p2 moved ", patience);
+        person.expect_within("p2 moved ", patience);
         person.send("resign");
-        person.expect("round over: ", patience);
+        person.expect_within("round over: ", patience);
         let (code, stdout, stderr) = person.finish(patience);
         assert_eq!(code, 0, "{game}: {stdout}\n{stderr}");
         assert!(stderr.is_empty(), "{game}: {stderr}");

@@ -2,149 +2,24 @@
 //! `watch` and `arbiter` processes driven through their stdin and read through their stdout,
 //! as a person at a terminal (or a script with pipes) would use them.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{Shutdown, TcpListener, TcpStream};
-use std::process::{Child, ChildStdin, Command, Output, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::process::{Command, Output, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use hakem_blackbox::{binary, Server, PATIENCE};
+use hakem_blackbox::{binary, Proc, Relay, Server};
 use serde_json::Value;
 
-/// A running `hakem` process with its output collected line by line.
-struct Hakem {
-    name: &'static str,
-    child: Child,
-    stdin: Option<ChildStdin>,
-    stdout: Arc<(Mutex<Vec<String>>, Condvar)>,
-    /// The whole of stderr, once the process has ended.
-    stderr: Option<thread::JoinHandle<String>>,
-    /// Lines before this index have been matched by `expect` already.
-    cursor: usize,
+/// A running `hakem` process.
+type Hakem = Proc;
+
+fn spawn_hakem(name: &str, args: &[&str]) -> Hakem {
+    spawn_hakem_with_env(name, args, &[])
 }
 
-impl Hakem {
-    fn spawn(name: &'static str, args: &[&str]) -> Hakem {
-        Hakem::spawn_with_env(name, args, &[])
-    }
-
-    fn spawn_with_env(name: &'static str, args: &[&str], env: &[(&str, &str)]) -> Hakem {
-        let mut child = Command::new(binary("hakem"))
-            .args(args)
-            .envs(env.iter().copied())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start hakem");
-        let stdout = Arc::new((Mutex::new(Vec::new()), Condvar::new()));
-        let out = child.stdout.take().expect("stdout");
-        let lines = stdout.clone();
-        thread::spawn(move || {
-            for line in BufReader::new(out).lines() {
-                let Ok(line) = line else { break };
-                let (list, ready) = &*lines;
-                list.lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .push(line);
-                ready.notify_all();
-            }
-        });
-        let mut err = child.stderr.take().expect("stderr");
-        let stderr = thread::spawn(move || {
-            let mut all = String::new();
-            let _ = err.read_to_string(&mut all);
-            all
-        });
-        Hakem {
-            name,
-            stdin: child.stdin.take(),
-            child,
-            stdout,
-            stderr: Some(stderr),
-            cursor: 0,
-        }
-    }
-
-    /// Types one line.
-    fn send(&mut self, line: &str) {
-        let stdin = self.stdin.as_mut().expect("stdin still open");
-        writeln!(stdin, "{line}").expect("write to hakem's stdin");
-        stdin.flush().expect("flush");
-    }
-
-    /// Closes stdin, as Ctrl-D or the end of a piped file does.
-    fn close_stdin(&mut self) {
-        self.stdin = None;
-    }
-
-    /// Everything the process wrote on stderr; waits for the process to end.
-    fn stderr(&mut self) -> String {
-        self.stderr
-            .take()
-            .map(|reader| reader.join().unwrap_or_default())
-            .unwrap_or_default()
-    }
-
-    fn output(&self) -> String {
-        self.stdout
-            .0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .join("\n")
-    }
-
-    /// Waits for a line containing `text` after the last one matched; returns it.
-    fn expect(&mut self, text: &str) -> String {
-        let deadline = Instant::now() + PATIENCE;
-        let (list, ready) = &*self.stdout;
-        let mut lines = list.lock().unwrap_or_else(PoisonError::into_inner);
-        loop {
-            if let Some(i) = lines[self.cursor..].iter().position(|l| l.contains(text)) {
-                self.cursor += i + 1;
-                return lines[self.cursor - 1].clone();
-            }
-            let now = Instant::now();
-            if now >= deadline {
-                let output = lines.join("\n");
-                drop(lines);
-                let _ = self.child.kill();
-                let stderr = self.stderr();
-                panic!(
-                    "{}: no line with {text:?} within {PATIENCE:?}; stdout:\n{output}\nstderr:\n{stderr}",
-                    self.name,
-                );
-            }
-            lines = ready.wait_timeout(lines, deadline - now).unwrap().0;
-        }
-    }
-
-    /// Waits for the process to end by itself; returns its exit status.
-    fn exit_code(&mut self) -> i32 {
-        let deadline = Instant::now() + PATIENCE;
-        loop {
-            if let Some(status) = self.child.try_wait().expect("try_wait") {
-                return status.code().unwrap_or(-1);
-            }
-            if Instant::now() >= deadline {
-                panic!(
-                    "{}: still running after {PATIENCE:?}; stdout:\n{}",
-                    self.name,
-                    self.output()
-                );
-            }
-            thread::sleep(Duration::from_millis(20));
-        }
-    }
-}
-
-impl Drop for Hakem {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+fn spawn_hakem_with_env(name: &str, args: &[&str], env: &[(&str, &str)]) -> Hakem {
+    let mut command = Command::new(binary("hakem"));
+    command.args(args).envs(env.iter().copied());
+    Proc::spawn(name, command)
 }
 
 /// Runs `hakem` to its end without input.
@@ -189,7 +64,7 @@ fn create(server: &Server, extra: &[&str]) -> Created {
 
 fn play(server: &Server, m: &Created, name: &'static str, token: &str) -> Hakem {
     let url = server.ws_url();
-    Hakem::spawn(
+    spawn_hakem(
         name,
         &["play", "--server", &url, "--match", &m.id, "--token", token],
     )
@@ -197,12 +72,12 @@ fn play(server: &Server, m: &Created, name: &'static str, token: &str) -> Hakem 
 
 fn watch(server: &Server, m: &Created) -> Hakem {
     let url = server.ws_url();
-    Hakem::spawn("watch", &["watch", "--server", &url, "--match", &m.id])
+    spawn_hakem("watch", &["watch", "--server", &url, "--match", &m.id])
 }
 
 fn arbiter(server: &Server, m: &Created) -> Hakem {
     let url = server.ws_url();
-    Hakem::spawn(
+    spawn_hakem(
         "arbiter",
         &[
             "arbiter", "--server", &url, "--match", &m.id, "--token", &m.arbiter,
@@ -483,98 +358,6 @@ fn the_arbiter_starts_pauses_and_decides_the_round() {
     assert_eq!(late.exit_code(), 0);
 }
 
-/// A TCP relay between the clients and the server, standing for the network: it can cut every
-/// connection (a network failure), refuse new ones for a while (the network still down), and
-/// lead to a new server address after a restart, while the clients keep one address.
-struct Relay {
-    addr: String,
-    upstream: Arc<Mutex<String>>,
-    blocked: Arc<AtomicBool>,
-    live: Arc<Mutex<Vec<TcpStream>>>,
-}
-
-impl Relay {
-    fn start(upstream: &str) -> Relay {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind the relay");
-        let addr = listener.local_addr().expect("relay address").to_string();
-        let relay = Relay {
-            addr,
-            upstream: Arc::new(Mutex::new(upstream.to_string())),
-            blocked: Arc::new(AtomicBool::new(false)),
-            live: Arc::new(Mutex::new(Vec::new())),
-        };
-        let (upstream, blocked, live) = (
-            relay.upstream.clone(),
-            relay.blocked.clone(),
-            relay.live.clone(),
-        );
-        thread::spawn(move || {
-            for client in listener.incoming() {
-                let Ok(client) = client else { continue };
-                if blocked.load(Ordering::SeqCst) {
-                    continue; // dropped: closed at once
-                }
-                let target = upstream
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .clone();
-                let Ok(server) = TcpStream::connect(&target) else {
-                    continue;
-                };
-                let (Ok(client2), Ok(server2), Ok(client3), Ok(server3)) = (
-                    client.try_clone(),
-                    server.try_clone(),
-                    client.try_clone(),
-                    server.try_clone(),
-                ) else {
-                    continue;
-                };
-                live.lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .extend([client3, server3]);
-                pipe(client, server);
-                pipe(server2, client2);
-            }
-        });
-        relay
-    }
-
-    fn ws_url(&self) -> String {
-        format!("ws://{}/ws", self.addr)
-    }
-
-    /// Breaks every open connection, as a network failure does.
-    fn cut(&self) {
-        let live: Vec<TcpStream> = self
-            .live
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .drain(..)
-            .collect();
-        for stream in live {
-            let _ = stream.shutdown(Shutdown::Both);
-        }
-    }
-
-    /// While blocked, new connections are closed at once.
-    fn block(&self, blocked: bool) {
-        self.blocked.store(blocked, Ordering::SeqCst);
-    }
-
-    fn lead_to(&self, upstream: &str) {
-        *self.upstream.lock().unwrap_or_else(PoisonError::into_inner) = upstream.to_string();
-    }
-}
-
-/// Copies one direction of a relayed connection; the end of either side ends both.
-fn pipe(mut from: TcpStream, mut to: TcpStream) {
-    thread::spawn(move || {
-        let _ = std::io::copy(&mut from, &mut to);
-        let _ = from.shutdown(Shutdown::Both);
-        let _ = to.shutdown(Shutdown::Both);
-    });
-}
-
 #[test]
 fn play_and_watch_reconnect_across_a_network_failure_and_a_server_restart() {
     let mut server = Server::start();
@@ -596,16 +379,16 @@ fn play_and_watch_reconnect_across_a_network_failure_and_a_server_restart() {
         ],
     );
     let (purl, wurl) = (players_net.ws_url(), watcher_net.ws_url());
-    let mut watcher = Hakem::spawn("watch", &["watch", "--server", &wurl, "--match", &m.id]);
+    let mut watcher = spawn_hakem("watch", &["watch", "--server", &wurl, "--match", &m.id]);
     watcher.expect("watching match");
-    let mut p1 = Hakem::spawn(
+    let mut p1 = spawn_hakem(
         "p1",
         &[
             "play", "--server", &purl, "--match", &m.id, "--token", &m.p1,
         ],
     );
     p1.expect("joined match");
-    let mut p2 = Hakem::spawn(
+    let mut p2 = spawn_hakem(
         "p2",
         &[
             "play", "--server", &purl, "--match", &m.id, "--token", &m.p2,
@@ -709,7 +492,7 @@ fn a_client_gives_up_when_the_server_does_not_come_back() {
     let mut server = Server::start();
     let m = create(&server, &[]);
     let url = server.ws_url();
-    let mut watcher = Hakem::spawn(
+    let mut watcher = spawn_hakem(
         "watch",
         &[
             "watch",
@@ -722,14 +505,14 @@ fn a_client_gives_up_when_the_server_does_not_come_back() {
         ],
     );
     watcher.expect("watching match");
-    let mut p1 = Hakem::spawn_with_env(
+    let mut p1 = spawn_hakem_with_env(
         "p1",
         &["play", "--server", &url, "--match", &m.id, "--token", &m.p1],
         &[("HAKEM_RECONNECT_TIMEOUT", "1.5")],
     );
     p1.expect("joined match");
     // Reconnecting turned off: the old behaviour, exit 1 at once.
-    let mut arb = Hakem::spawn(
+    let mut arb = spawn_hakem(
         "arbiter",
         &[
             "arbiter",

@@ -4,7 +4,7 @@ use hakem_blackbox::{create_match, Client, Server};
 use serde_json::{json, Value};
 
 /// Plays p1's side with the first legal move the server offers, until the round ends.
-async fn play_out(server: &Server, me: &mut Client, id: &str) -> Value {
+async fn play_out(me: &mut Client, id: &str) -> Value {
     loop {
         let frame = me.next().await;
         if frame["type"] == "event" && frame["event"]["kind"] == "round_ended" {
@@ -28,7 +28,6 @@ async fn play_out(server: &Server, me: &mut Client, id: &str) -> Value {
             me.send(json!({"type": "move", "match": id, "move": legal[0]}))
                 .await;
         }
-        let _ = server;
     }
 }
 
@@ -45,7 +44,7 @@ async fn a_person_plays_the_house_bot_to_the_end() {
     assert_eq!(state["players"]["p2"]["name"], "hakem bot (level 1)");
     me.send(json!({"type": "join", "match": m.id, "seat_token": m.p1, "legal_moves": true}))
         .await;
-    let ended = play_out(&server, &mut me, &m.id).await;
+    let ended = play_out(&mut me, &m.id).await;
     assert_eq!(ended["event"]["reason"], "sets");
     let state = server.match_state(&m.id);
     assert_eq!(state["status"], "finished");
