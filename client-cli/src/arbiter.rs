@@ -1,13 +1,11 @@
 //! `hakem arbiter`: the arbiter's chair of a match, one command per line on stdin.
 
 use std::process::ExitCode;
-use std::time::Duration;
 
 use clap::Args;
 use hakem_protocol::{ClientMessage, Scope, Seat, Winner};
 
-use crate::connection::{parse_server_url, DEFAULT_SERVER};
-use crate::session::{parse_reconnect_timeout, Input, Role, Session, DEFAULT_RECONNECT};
+use crate::session::{Input, LinkArgs, Role, Session};
 
 #[derive(Args)]
 pub struct ArbiterArgs {
@@ -17,17 +15,8 @@ pub struct ArbiterArgs {
     /// The arbiter token, as `hakem create` printed it.
     #[arg(long, value_name = "T")]
     pub token: String,
-    /// The server's WebSocket address.
-    #[arg(long, value_name = "URL", env = "HAKEM_SERVER", hide_env_values = true,
-          default_value = DEFAULT_SERVER,
-          value_parser = parse_server_url)]
-    pub server: String,
-    /// How long to keep trying to reconnect after the connection is lost: seconds or MM:SS;
-    /// 0 exits at once instead.
-    #[arg(long, value_name = "SECONDS", env = "HAKEM_RECONNECT_TIMEOUT",
-          default_value = DEFAULT_RECONNECT,
-          value_parser = parse_reconnect_timeout)]
-    pub reconnect_timeout: Duration,
+    #[command(flatten)]
+    pub link: LinkArgs,
 }
 
 const HELP: &str = "\
@@ -47,7 +36,7 @@ Claims from the players are shown as they arrive.
 
 pub async fn run(args: ArbiterArgs) -> ExitCode {
     Session {
-        server: args.server,
+        server: args.link.server,
         match_id: args.match_id.clone(),
         role: Role::Arbiter,
         enter: ClientMessage::Join {
@@ -59,7 +48,7 @@ pub async fn run(args: ArbiterArgs) -> ExitCode {
         },
         parse: Some(parse),
         help: HELP,
-        reconnect_for: args.reconnect_timeout,
+        reconnect_for: args.link.reconnect_timeout,
     }
     .run()
     .await

@@ -355,7 +355,7 @@ pub async fn vs_bot(cmd: PlayCommand) -> ExitCode {
         level: vs.level,
         seed: fresh_seed(),
         max_think: None,
-        reconnect_for: play.reconnect_timeout.max(Duration::from_secs(60)),
+        reconnect_for: play.link.reconnect_timeout.max(Duration::from_secs(60)),
         quiet: true,
         retry_first: false,
         label: String::new(),
@@ -366,7 +366,7 @@ pub async fn vs_bot(cmd: PlayCommand) -> ExitCode {
     create.clock = None;
     create.players = PerSeat::new("You".to_string(), format!("hakem bot (level {})", vs.level));
     let created = async {
-        let (mut link, _, _) = Link::open(&play.server, None, PATIENCE)
+        let (mut link, _, _) = Link::open(&play.link.server, None, PATIENCE)
             .await
             .map_err(|e| e.message)?;
         let id = link.send(ClientMessage::CreateMatch(create)).await?;
@@ -412,7 +412,7 @@ pub async fn vs_bot(cmd: PlayCommand) -> ExitCode {
             .clone()
             .unwrap_or_else(|| vs.game.default_variant().to_string())
     );
-    let server = play.server.clone();
+    let server = play.link.server.clone();
     let bot_match = match_id.clone();
     let PerSeat {
         p1: person,

@@ -11,7 +11,9 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use crate::connection::{reply_to, ClientError, Connection, Incoming, BROKE};
+use crate::connection::{
+    parse_server_url, reply_to, ClientError, Connection, Incoming, BROKE, DEFAULT_SERVER,
+};
 use crate::view::View;
 
 /// `print!` that does not panic when stdout is gone (`hakem watch | head`): the session goes on
@@ -61,6 +63,23 @@ pub const DEFAULT_RECONNECT: &str = "300";
 
 /// Reads `--reconnect-timeout`: seconds (`300`, `2.5`) or minutes and seconds (`5:00`); `0`
 /// turns reconnecting off.
+/// Where the server is and how long to keep reconnecting to it: the options every client
+/// command that stays connected shares.
+#[derive(clap::Args)]
+pub struct LinkArgs {
+    /// The server's WebSocket address.
+    #[arg(long, value_name = "URL", env = "HAKEM_SERVER", hide_env_values = true,
+          default_value = DEFAULT_SERVER,
+          value_parser = parse_server_url)]
+    pub server: String,
+    /// How long to keep trying to reconnect after the connection is lost: seconds or MM:SS;
+    /// 0 exits at once instead.
+    #[arg(long, value_name = "SECONDS", env = "HAKEM_RECONNECT_TIMEOUT",
+          default_value = DEFAULT_RECONNECT,
+          value_parser = parse_reconnect_timeout)]
+    pub reconnect_timeout: Duration,
+}
+
 pub fn parse_reconnect_timeout(text: &str) -> Result<Duration, String> {
     let bad = || format!("{text:?} is not a time such as 300, 2.5 or 5:00");
     let text = text.trim();
