@@ -846,6 +846,31 @@ struct Solver<'a> {
     stack: Vec<Child>,
 }
 
+impl<'a> Solver<'a> {
+    /// A solver for `position` (which must still be running) with its boards from the side to
+    /// move's point of view.
+    fn start(
+        position: &Position,
+        budget: Budget,
+        table: &'a mut SolverTable,
+    ) -> Result<(Solver<'a>, u64, u64), SolveError> {
+        if position.outcome().is_some() {
+            return Err(SolveError::GameOver);
+        }
+        let (me, opp) = boards(position);
+        table.use_rules(*position.rules());
+        let solver = Solver {
+            t: tables(),
+            f: Flags::new(position.rules()),
+            tt: table,
+            clock: Clock::new(budget),
+            history: Box::new([0; 64 * 9]),
+            stack: vec![Child::default(); 37 * MAX_MOVES],
+        };
+        Ok((solver, me, opp))
+    }
+}
+
 impl Solver<'_> {
     /// The value of (me, opp) for the side to move, within (alpha, beta): fail-soft negamax
     /// over -1 (loss), 0 (draw), 1 (win). Meaningless once `clock.stopped` is set.
@@ -1076,21 +1101,8 @@ pub fn solve_with(
     budget: Budget,
     table: &mut SolverTable,
 ) -> Result<Solution, SolveError> {
-    if position.outcome().is_some() {
-        return Err(SolveError::GameOver);
-    }
-    let t = tables();
-    let f = Flags::new(position.rules());
-    let (me, opp) = boards(position);
-    table.use_rules(*position.rules());
-    let mut solver = Solver {
-        t,
-        f,
-        tt: table,
-        clock: Clock::new(budget),
-        history: Box::new([0; 64 * 9]),
-        stack: vec![Child::default(); 37 * MAX_MOVES],
-    };
+    let (mut solver, me, opp) = Solver::start(position, budget, table)?;
+    let t = solver.t;
     let (value, mv) = solver.root(me, opp).ok_or(SolveError::OutOfBudget {
         nodes: solver.clock.nodes,
         elapsed: solver.clock.start.elapsed(),
@@ -1170,21 +1182,8 @@ pub fn solve_all(
     budget: Budget,
     table: &mut SolverTable,
 ) -> Result<(Value, Vec<Move>), SolveError> {
-    if position.outcome().is_some() {
-        return Err(SolveError::GameOver);
-    }
-    let t = tables();
-    let f = Flags::new(position.rules());
-    let (me, opp) = boards(position);
-    table.use_rules(*position.rules());
-    let mut solver = Solver {
-        t,
-        f,
-        tt: table,
-        clock: Clock::new(budget),
-        history: Box::new([0; 64 * 9]),
-        stack: vec![Child::default(); 37 * MAX_MOVES],
-    };
+    let (mut solver, me, opp) = Solver::start(position, budget, table)?;
+    let (t, f) = (solver.t, solver.f);
     let mut legal = Vec::new();
     position.legal_moves(&mut legal);
     let mut values = Vec::with_capacity(legal.len());
