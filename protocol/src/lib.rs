@@ -332,11 +332,7 @@ pub struct CreateMatch {
     #[serde(default = "default_sets")]
     pub sets: u8,
     /// `null` for an untimed match; absent for the default 15:00 with no increment.
-    #[serde(
-        default = "default_clock",
-        deserialize_with = "explicit_null",
-        skip_serializing_if = "is_default_clock"
-    )]
+    #[serde(default = "default_clock", skip_serializing_if = "is_default_clock")]
     pub clock: Option<ClockConfig>,
     #[serde(default = "default_warnings_limit")]
     pub warnings_limit: u8,
@@ -377,11 +373,6 @@ fn default_clock() -> Option<ClockConfig> {
 
 fn is_default_clock(clock: &Option<ClockConfig>) -> bool {
     *clock == default_clock()
-}
-
-/// A present `null` means "no clock"; an absent field takes the default (see `default`).
-fn explicit_null<'de, D: Deserializer<'de>>(d: D) -> Result<Option<ClockConfig>, D::Error> {
-    Option::<ClockConfig>::deserialize(d)
 }
 
 impl CreateMatch {

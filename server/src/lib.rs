@@ -184,11 +184,7 @@ impl App {
         for stored in live {
             let id = stored.id.clone();
             let spec = stored.spec.clone();
-            let tokens = Tokens {
-                seats: spec.seat_tokens.clone(),
-                arbiter: spec.arbiter_token.clone(),
-                accounts: spec.accounts.clone(),
-            };
+            let tokens = Tokens::of_spec(&spec);
             self.seat_accounts(&id, &spec.game, &spec.variant, &tokens);
             match room::restore(stored, Some(store.clone())) {
                 Ok(handle) => {

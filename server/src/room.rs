@@ -20,6 +20,7 @@ use crate::round::{Command, MatchConfig, Refusal, Round};
 use crate::store::{MatchSpec, NewEvent, Store, StoredMatch};
 use crate::tokens::{same_token, Token};
 use crate::view;
+use crate::wall_clock_ms;
 
 /// A connection, as rooms know it.
 pub type ConnId = u64;
@@ -239,6 +240,17 @@ fn start(
     RoomHandle { tx, summary }
 }
 
+impl Tokens {
+    /// The tokens and accounts recorded in a stored match.
+    pub fn of_spec(spec: &MatchSpec) -> Tokens {
+        Tokens {
+            seats: spec.seat_tokens.clone(),
+            arbiter: spec.arbiter_token.clone(),
+            accounts: spec.accounts.clone(),
+        }
+    }
+}
+
 /// The settings and secrets of a match, as stored.
 pub fn spec_of(config: &MatchConfig, tokens: &Tokens) -> MatchSpec {
     MatchSpec {
@@ -266,7 +278,7 @@ pub fn restore(stored: StoredMatch, store: Option<Store>) -> Result<RoomHandle, 
         spec.sets,
         spec.clock,
         spec.warnings_limit,
-        spec.players,
+        spec.players.clone(),
     )?;
     config.untimed_ply_limit = spec.untimed_ply_limit;
     let mut round = Round::new(config);
@@ -286,11 +298,7 @@ pub fn restore(stored: StoredMatch, store: Option<Store>) -> Result<RoomHandle, 
     if let Some(reading) = last_clocks {
         round.restore_clocks(&reading, 0);
     }
-    let tokens = Tokens {
-        seats: spec.seat_tokens,
-        arbiter: spec.arbiter_token,
-        accounts: spec.accounts,
-    };
+    let tokens = Tokens::of_spec(&spec);
     let seq = log.len() as u64;
     Ok(start(stored.id, round, tokens, seq, log, store))
 }
@@ -306,12 +314,6 @@ fn summary_of(id: &str, round: &Round) -> MatchSummary {
         set: round.set_no(),
         set_points: round.set_points(),
     }
-}
-
-fn wall_clock_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
 }
 
 impl Room {

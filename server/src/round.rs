@@ -8,7 +8,7 @@
 
 use hakem_games::pentago::{self, Direction, Quadrant, Turn};
 use hakem_games::quoridor;
-use hakem_games::{AnyPosition, GameKind, MoveError, Outcome, Side};
+use hakem_games::{AnyPosition, GameKind, MoveError, Side};
 use hakem_protocol::{
     ClockConfig, Clocks, ErrorCode, Event, MatchStatus, Pending, PerSeat, Points, RoundResult,
     Scope, Seat, SetResult, Winner,
@@ -514,7 +514,7 @@ impl Round {
         match after.outcome() {
             Some(outcome) => {
                 let winner = outcome.winner.map(|side| play.seat_of(side));
-                events.extend(self.set_end(winner, outcome_reason(outcome)));
+                events.extend(self.set_end(winner, outcome.reason.as_str()));
             }
             None if press => events.push(Event::Pressed { seat }),
             None => {}
@@ -940,10 +940,6 @@ impl Round {
         let half = self.play.as_ref()?.half.as_ref()?;
         Some(&half.placement)
     }
-}
-
-fn outcome_reason(outcome: Outcome) -> &'static str {
-    outcome.reason.as_str()
 }
 
 fn is_board_reason(reason: &str) -> bool {
