@@ -107,9 +107,24 @@ impl Connection {
             .map_err(|e| ClientError(e.message))
     }
 
+    /// Connects and says `hello` with `token` (the organizer's, an arbiter's or an account's).
+    pub async fn open_as(url: &str, token: &str) -> Result<Connection, ClientError> {
+        Connection::connect(url, Some(token), HANDSHAKE_TIMEOUT)
+            .await
+            .map_err(|e| ClientError(e.message))
+    }
+
     /// [`Connection::open`], waiting at most `patience` for each step of the handshake; the
     /// error says whether trying again later may help.
     pub async fn open_within(url: &str, patience: Duration) -> Result<Connection, OpenError> {
+        Connection::connect(url, None, patience).await
+    }
+
+    async fn connect(
+        url: &str,
+        token: Option<&str>,
+        patience: Duration,
+    ) -> Result<Connection, OpenError> {
         let retry = |message: String| OpenError {
             message,
             retriable: true,
@@ -125,7 +140,7 @@ impl Connection {
             .send(ClientMessage::Hello {
                 protocol: PROTOCOL_VERSION,
                 client: Some(format!("hakem-cli/{}", env!("CARGO_PKG_VERSION"))),
-                token: None,
+                token: token.map(str::to_string),
             })
             .await
             .map_err(|e| retry(e.0))?;
@@ -227,14 +242,7 @@ fn decode(text: &str) -> Incoming {
 /// The id of the request a frame answers, if it is a direct reply.
 pub fn reply_to(incoming: &Incoming) -> Option<u64> {
     let re = match incoming {
-        Incoming::Message(message) => match message {
-            ServerMessage::Pong { re, .. }
-            | ServerMessage::MatchCreated { re, .. }
-            | ServerMessage::Matches { re, .. }
-            | ServerMessage::Ack { re, .. } => re.as_ref(),
-            ServerMessage::Error(error) => error.re.as_ref(),
-            _ => None,
-        },
+        Incoming::Message(message) => message.re(),
         Incoming::Other(value) => value.get("re"),
     };
     re.and_then(Value::as_u64)

@@ -52,12 +52,12 @@ pub struct CreateArgs {
 
 /// `--clock`: a time in milliseconds, or no clock.
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum Clock {
+pub enum Clock {
     Timed(u64),
     Untimed,
 }
 
-fn parse_clock(text: &str) -> Result<Clock, String> {
+pub fn parse_clock(text: &str) -> Result<Clock, String> {
     let text = text.trim();
     if ["none", "untimed", "off"].contains(&text.to_ascii_lowercase().as_str()) {
         return Ok(Clock::Untimed);
@@ -84,6 +84,28 @@ fn parse_clock(text: &str) -> Result<Clock, String> {
     Ok(Clock::Timed(ms))
 }
 
+/// The time control from `--clock` and `--increment`; `None` is an untimed match.
+pub fn clock_config(
+    clock: Option<Clock>,
+    increment_s: Option<u64>,
+) -> Result<Option<ClockConfig>, String> {
+    let increment_ms = increment_s.map(|s| s.saturating_mul(1000));
+    Ok(match (clock, increment_ms) {
+        (Some(Clock::Untimed), Some(_)) => {
+            return Err("--increment needs a clock; it cannot go with --clock none".into())
+        }
+        (Some(Clock::Untimed), None) => None,
+        (Some(Clock::Timed(initial_ms)), increment) => Some(ClockConfig {
+            initial_ms,
+            increment_ms: increment.unwrap_or(0),
+        }),
+        (None, increment) => Some(ClockConfig {
+            increment_ms: increment.unwrap_or(0),
+            ..ClockConfig::default()
+        }),
+    })
+}
+
 fn usage(message: &str) -> ExitCode {
     eprintln!("hakem: {message}");
     ExitCode::from(USAGE)
@@ -102,20 +124,9 @@ pub async fn run(args: CreateArgs) -> ExitCode {
     if let Some(warnings) = args.warnings {
         create.warnings_limit = warnings;
     }
-    let increment_ms = args.increment.map(|s| s.saturating_mul(1000));
-    create.clock = match (args.clock, increment_ms) {
-        (Some(Clock::Untimed), Some(_)) => {
-            return usage("--increment needs a clock; it cannot go with --clock none")
-        }
-        (Some(Clock::Untimed), None) => None,
-        (Some(Clock::Timed(initial_ms)), increment) => Some(ClockConfig {
-            initial_ms,
-            increment_ms: increment.unwrap_or(0),
-        }),
-        (None, increment) => Some(ClockConfig {
-            increment_ms: increment.unwrap_or(0),
-            ..ClockConfig::default()
-        }),
+    create.clock = match clock_config(args.clock, args.increment) {
+        Ok(clock) => clock,
+        Err(message) => return usage(&message),
     };
     create.players = PerSeat::new(
         args.p1.clone().unwrap_or_default(),

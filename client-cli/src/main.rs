@@ -9,6 +9,7 @@ mod arbiter;
 mod bot;
 mod connection;
 mod create;
+mod organize;
 mod play;
 mod rules;
 mod session;
@@ -43,7 +44,8 @@ enum Command {
     /// Offline rules tools: perft, replay, show.
     #[command(subcommand)]
     Rules(rules::RulesCommand),
-    /// Swiss tournament tools for arbiters: pair, check, standings (on TRF files).
+    /// Swiss tournaments: run one on the server (create, start, pair-next, withdraw, ...) and
+    /// the arbiter's tools on TRF files (pair, check, standings).
     #[command(subcommand)]
     Tournament(tournament::TournamentCommand),
 }
@@ -58,7 +60,7 @@ fn main() -> ExitCode {
         Command::Watch(args) => run_async(watch::run(args)),
         Command::Arbiter(args) => run_async(arbiter::run(args)),
         Command::Rules(cmd) => rules::run(cmd),
-        Command::Tournament(cmd) => tournament::run(cmd),
+        Command::Tournament(cmd) => run_async(tournament::run(cmd)),
     }
 }
 

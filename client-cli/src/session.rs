@@ -756,6 +756,8 @@ impl Refusal {
             Some(ErrorCode::Unauthorized) => "the token is wrong",
             Some(ErrorCode::Forbidden) => "you are not allowed to do that",
             Some(ErrorCode::UnknownMatch) => "there is no such match",
+            Some(ErrorCode::UnknownTournament) => "there is no such tournament",
+            Some(ErrorCode::NoPairing) => "no valid pairing exists",
             Some(ErrorCode::NotYourTurn) => "it is not your turn",
             Some(ErrorCode::IllegalMove) => "illegal move",
             Some(ErrorCode::PressFirst) => "the opponent has not pressed the clock yet",

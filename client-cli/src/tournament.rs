@@ -1,10 +1,12 @@
 //! `hakem tournament`: offline tools for arbiters working on TRF files (pairing, pairing check,
-//! standings with tie-breaks).
+//! standings with tie-breaks), and the live tournament commands of [`crate::organize`].
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Subcommand;
+
+use crate::organize;
 use hakem_pairing::{
     check_rounds, pair_round, parse_trf, standings, Edition, PairingError, Rules, Tiebreak,
     Tournament,
@@ -30,10 +32,20 @@ pub enum TournamentCommand {
         #[arg(long, default_value = "dutch2025", value_parser = ["dutch2025", "dutch2017"])]
         rules: String,
     },
-    /// Print the standings with tie-breaks (FIDE C.07).
+    /// Print the standings with tie-breaks (FIDE C.07), of a TRF file or of a live tournament.
     Standings {
-        #[arg(long)]
-        trf: PathBuf,
+        /// A tournament report (TRF(x)).
+        #[arg(
+            long,
+            required_unless_present = "tournament",
+            conflicts_with = "tournament"
+        )]
+        trf: Option<PathBuf>,
+        /// A live tournament on the server (its own edition and tie-break order apply).
+        #[arg(long, value_name = "ID")]
+        tournament: Option<String>,
+        #[command(flatten)]
+        server: organize::Server,
         /// 2026: with the 2026 amendment on unplayed rounds; 2024: the 2024 edition.
         #[arg(long, default_value = "2026", value_parser = ["2026", "2024"])]
         edition: String,
@@ -44,6 +56,25 @@ pub enum TournamentCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Create a live tournament on the server (organizer token): players from a CSV file,
+    /// one account and token each.
+    Create(organize::CreateArgs),
+    /// Enter one more player (a late entry once the tournament runs).
+    Add(organize::AddArgs),
+    /// Rank the players, settle the colour lot and pair round 1; its matches start.
+    Start(organize::StartArgs),
+    /// Pair the next round (once every match of the current one has ended).
+    PairNext(organize::TournamentArgs),
+    /// Withdraw a player: not paired from the next round on.
+    Withdraw(organize::PlayerArgs),
+    /// A half-point bye for a player in a round not yet paired.
+    Bye(organize::ByeArgs),
+    /// A player did not show up: their match of the current round is lost by forfeit.
+    Forfeit(organize::PlayerArgs),
+    /// Print every round's pairings and results.
+    Show(organize::ViewArgs),
+    /// Print the TRF(x) of the completed rounds.
+    Trf(organize::ViewArgs),
 }
 
 fn load(path: &PathBuf) -> Result<Tournament, ExitCode> {
@@ -64,8 +95,91 @@ fn rules_of(s: &str) -> Rules {
     s.parse().unwrap_or_default()
 }
 
-pub fn run(cmd: TournamentCommand) -> ExitCode {
+/// A line of the standings, whether from a TRF file or a live tournament.
+pub struct StandingRow {
+    pub id: u32,
+    pub rank: u32,
+    pub name: String,
+    pub points: f64,
+    /// By code, in the order to print.
+    pub tiebreaks: Vec<(String, f64)>,
+}
+
+/// A number as JSON writes it, whole numbers without a fraction.
+fn num(x: f64) -> String {
+    if x.fract() == 0.0 && x.abs() < 1e15 {
+        format!("{}", x as i64)
+    } else {
+        serde_json::Value::from(x).to_string()
+    }
+}
+
+/// The standings table, or with `json` one object per line:
+/// `{"id":N,"rank":R,"points":P,"tiebreaks":{"BH-C1":x,...}}`.
+pub fn print_standings(rows: &[StandingRow], json: bool) {
+    if json {
+        for s in rows {
+            // Written by hand to keep the documented key order.
+            let tiebreaks: Vec<String> = s
+                .tiebreaks
+                .iter()
+                .map(|(code, value)| {
+                    format!("{}:{}", serde_json::Value::from(code.as_str()), num(*value))
+                })
+                .collect();
+            println!(
+                "{{\"id\":{},\"rank\":{},\"points\":{},\"tiebreaks\":{{{}}}}}",
+                s.id,
+                s.rank,
+                num(s.points),
+                tiebreaks.join(",")
+            );
+        }
+        return;
+    }
+    let mut header = format!("{:>4} {:>4}  {:<32} {:>5}", "rank", "id", "name", "pts");
+    for (code, _) in rows.first().map(|r| r.tiebreaks.as_slice()).unwrap_or(&[]) {
+        header.push_str(&format!(" {code:>6}"));
+    }
+    println!("{header}");
+    for s in rows {
+        let mut line = format!(
+            "{:>4} {:>4}  {:<32} {:>5.1}",
+            s.rank, s.id, s.name, s.points
+        );
+        for (code, value) in &s.tiebreaks {
+            let decimals = match code.as_str() {
+                "SB" => 2,
+                "DE" | "WIN" => 0,
+                _ => 1,
+            };
+            line.push_str(&format!(" {value:>6.decimals$}"));
+        }
+        println!("{line}");
+    }
+}
+
+pub async fn run(cmd: TournamentCommand) -> ExitCode {
+    use organize::Live;
     match cmd {
+        TournamentCommand::Create(args) => organize::run(Live::Create(args)).await,
+        TournamentCommand::Add(args) => organize::run(Live::Add(args)).await,
+        TournamentCommand::Start(args) => organize::run(Live::Start(args)).await,
+        TournamentCommand::PairNext(args) => organize::run(Live::PairNext(args)).await,
+        TournamentCommand::Withdraw(args) => organize::run(Live::Withdraw(args)).await,
+        TournamentCommand::Bye(args) => organize::run(Live::Bye(args)).await,
+        TournamentCommand::Forfeit(args) => organize::run(Live::Forfeit(args)).await,
+        TournamentCommand::Show(args) => organize::run(Live::Show(args)).await,
+        TournamentCommand::Trf(args) => organize::run(Live::Trf(args)).await,
+        TournamentCommand::Standings {
+            tournament: Some(tournament),
+            server,
+            json,
+            ..
+        } => {
+            let view = organize::ViewArgs { server, tournament };
+            organize::run(Live::Standings { view, json }).await
+        }
         TournamentCommand::Pair { trf, rules } => {
             let t = match load(&trf) {
                 Ok(t) => t,
@@ -114,7 +228,12 @@ pub fn run(cmd: TournamentCommand) -> ExitCode {
             edition,
             tiebreaks,
             json,
+            ..
         } => {
+            let Some(trf) = trf else {
+                eprintln!("hakem: --trf FILE or --tournament ID is needed");
+                return ExitCode::from(2);
+            };
             let t = match load(&trf) {
                 Ok(t) => t,
                 Err(c) => return c,
@@ -138,46 +257,22 @@ pub fn run(cmd: TournamentCommand) -> ExitCode {
             } else {
                 Edition::E2026
             };
-            let st = standings(&t, ed, &order);
-            if json {
-                for s in &st {
-                    // Written by hand to keep the documented key order.
-                    let num = |x: f64| serde_json::Value::from(x).to_string();
-                    let v = format!(
-                        "{{\"id\":{},\"rank\":{},\"points\":{},\"tiebreaks\":{{\"BH-C1\":{},\"BH\":{},\"SB\":{},\"DE\":{},\"WIN\":{}}}}}",
-                        s.id,
-                        s.rank,
-                        num(s.points as f64 / 2.0),
-                        num(s.bh_c1 as f64 / 2.0),
-                        num(s.bh as f64 / 2.0),
-                        num(s.sb as f64 / 4.0),
-                        s.de,
-                        s.wins
-                    );
-                    println!("{v}");
-                }
-            } else {
-                let names: std::collections::HashMap<u32, &str> =
-                    t.players.iter().map(|p| (p.id, p.name.as_str())).collect();
-                println!(
-                    "{:>4} {:>4}  {:<32} {:>5} {:>6} {:>6} {:>6} {:>3} {:>3}",
-                    "rank", "id", "name", "pts", "BH-C1", "BH", "SB", "DE", "WIN"
-                );
-                for s in &st {
-                    println!(
-                        "{:>4} {:>4}  {:<32} {:>5.1} {:>6.1} {:>6.1} {:>6.2} {:>3} {:>3}",
-                        s.rank,
-                        s.id,
-                        names.get(&s.id).copied().unwrap_or(""),
-                        s.points as f64 / 2.0,
-                        s.bh_c1 as f64 / 2.0,
-                        s.bh as f64 / 2.0,
-                        s.sb as f64 / 4.0,
-                        s.de,
-                        s.wins
-                    );
-                }
-            }
+            let names: std::collections::HashMap<u32, &str> =
+                t.players.iter().map(|p| (p.id, p.name.as_str())).collect();
+            let rows: Vec<StandingRow> = standings(&t, ed, &order)
+                .iter()
+                .map(|s| StandingRow {
+                    id: s.id,
+                    rank: s.rank,
+                    name: names.get(&s.id).copied().unwrap_or("").to_string(),
+                    points: s.points as f64 / 2.0,
+                    tiebreaks: Tiebreak::DEFAULT_ORDER
+                        .iter()
+                        .map(|tb| (tb.code().to_string(), s.value(*tb)))
+                        .collect(),
+                })
+                .collect();
+            print_standings(&rows, json);
             ExitCode::SUCCESS
         }
     }

@@ -11,6 +11,10 @@ use std::fmt;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
+pub mod tournament;
+
+pub use tournament::{CreateTournament, NewPlayer, PlayerToken, TournamentView};
+
 pub const PROTOCOL_VERSION: u32 = 1;
 
 /// The largest frame a client may send.
@@ -262,6 +266,66 @@ pub enum ClientMessage {
         #[serde(default)]
         reason: String,
     },
+    /// Organizer only: a Swiss tournament.
+    CreateTournament(CreateTournament),
+    /// A late entry (or, before the start, one more player). Organizer or tournament arbiter.
+    AddPlayer {
+        tournament: String,
+        surname: String,
+        #[serde(default)]
+        given: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        account: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        arbiter_token: Option<String>,
+    },
+    /// Rank the players, settle the colour lot, pair round 1 and create its matches.
+    StartTournament {
+        tournament: String,
+        /// The seat of the first-ranked player in round 1; absent: drawn by lot.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        colour_lot: Option<Seat>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        arbiter_token: Option<String>,
+    },
+    /// Pair the next round once every match of the current one has ended.
+    PairNext {
+        tournament: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        arbiter_token: Option<String>,
+    },
+    /// The player is not paired again (the current round's match is still played or
+    /// forfeited). The arbiter, or the player's own account.
+    Withdraw {
+        tournament: String,
+        player: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        arbiter_token: Option<String>,
+    },
+    /// A half-point bye in a round not yet paired. The arbiter, or the player's own account.
+    RequestBye {
+        tournament: String,
+        player: u32,
+        round: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        arbiter_token: Option<String>,
+    },
+    /// The arbiter: the player did not show up for the current round and loses it by forfeit
+    /// (both players of a board: a double forfeit).
+    Forfeit {
+        tournament: String,
+        player: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        arbiter_token: Option<String>,
+    },
+    /// The tournament's view (as `/api/tournaments/ID`).
+    GetTournament {
+        tournament: String,
+    },
+    /// The TRF(x) of the completed rounds (as `/api/tournaments/ID/trf`).
+    ExportTrf {
+        tournament: String,
+    },
 }
 
 fn yes() -> bool {
@@ -296,13 +360,35 @@ impl ClientMessage {
         "adjust_clock",
         "start_set",
         "declare",
+        "create_tournament",
+        "add_player",
+        "start_tournament",
+        "pair_next",
+        "withdraw",
+        "request_bye",
+        "forfeit",
+        "get_tournament",
+        "export_trf",
     ];
 
     /// The match a message is about, if any.
     pub fn match_id(&self) -> Option<&str> {
         use ClientMessage::*;
         match self {
-            Hello { .. } | Ping | CreateMatch(_) | CreateAccount { .. } | ListMatches => None,
+            Hello { .. }
+            | Ping
+            | CreateMatch(_)
+            | CreateAccount { .. }
+            | ListMatches
+            | CreateTournament(_)
+            | AddPlayer { .. }
+            | StartTournament { .. }
+            | PairNext { .. }
+            | Withdraw { .. }
+            | RequestBye { .. }
+            | Forfeit { .. }
+            | GetTournament { .. }
+            | ExportTrf { .. } => None,
             Join { match_id, .. }
             | Watch { match_id, .. }
             | Leave { match_id }
@@ -359,15 +445,15 @@ fn default_bot_level() -> u8 {
     2
 }
 
-fn default_sets() -> u8 {
+pub(crate) fn default_sets() -> u8 {
     3
 }
 
-fn default_warnings_limit() -> u8 {
+pub(crate) fn default_warnings_limit() -> u8 {
     3
 }
 
-fn default_clock() -> Option<ClockConfig> {
+pub(crate) fn default_clock() -> Option<ClockConfig> {
     Some(ClockConfig::default())
 }
 
@@ -505,6 +591,57 @@ pub enum ServerMessage {
         seq: Option<u64>,
     },
     Error(ErrorReply),
+    /// A tournament was created; the tokens of the accounts made for its players are shown
+    /// only here.
+    TournamentCreated {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        re: Option<Value>,
+        tournament: String,
+        /// Arbitrates the tournament and every one of its matches.
+        arbiter_token: String,
+        players: Vec<PlayerToken>,
+    },
+    /// A player was added (a late entry after the start).
+    PlayerAdded {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        re: Option<Value>,
+        tournament: String,
+        player: PlayerToken,
+    },
+    /// A tournament's view: the answer to `get_tournament` and to every tournament command.
+    Tournament {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        re: Option<Value>,
+        #[serde(flatten)]
+        view: Box<TournamentView>,
+    },
+    /// The answer to `export_trf`.
+    Trf {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        re: Option<Value>,
+        tournament: String,
+        trf: String,
+    },
+}
+
+impl ServerMessage {
+    /// The `id` of the request this message directly answers, if it is such a reply.
+    pub fn re(&self) -> Option<&Value> {
+        use ServerMessage::*;
+        match self {
+            Pong { re, .. }
+            | AccountCreated { re, .. }
+            | MatchCreated { re, .. }
+            | Matches { re, .. }
+            | Ack { re, .. }
+            | TournamentCreated { re, .. }
+            | PlayerAdded { re, .. }
+            | Tournament { re, .. }
+            | Trf { re, .. } => re.as_ref(),
+            Error(error) => error.re.as_ref(),
+            Welcome { .. } | YourMatch { .. } | State(_) | Event(_) => None,
+        }
+    }
 }
 
 /// What an account is.
@@ -555,6 +692,9 @@ pub enum ErrorCode {
     Unauthorized,
     Forbidden,
     UnknownMatch,
+    UnknownTournament,
+    /// No pairing of the round satisfies the absolute criteria of the pairing system.
+    NoPairing,
     NotYourTurn,
     IllegalMove,
     /// The opponent has not pressed the clock yet.
@@ -578,6 +718,8 @@ impl ErrorCode {
             ErrorCode::Unauthorized => "unauthorized",
             ErrorCode::Forbidden => "forbidden",
             ErrorCode::UnknownMatch => "unknown_match",
+            ErrorCode::UnknownTournament => "unknown_tournament",
+            ErrorCode::NoPairing => "no_pairing",
             ErrorCode::NotYourTurn => "not_your_turn",
             ErrorCode::IllegalMove => "illegal_move",
             ErrorCode::PressFirst => "press_first",

@@ -36,6 +36,9 @@ pub fn router(app: Arc<App>, metrics: Option<PrometheusHandle>) -> Router {
         .route("/api/matches", get(list_matches))
         .route("/api/matches/{id}", get(match_state))
         .route("/api/matches/{id}/record", get(match_record))
+        .route("/api/tournaments", get(list_tournaments))
+        .route("/api/tournaments/{id}", get(tournament_view))
+        .route("/api/tournaments/{id}/trf", get(tournament_trf))
         .merge(crate::web::routes())
         .with_state(app)
 }
@@ -84,6 +87,32 @@ async fn match_record(Path(id): Path<String>, State(app): State<Arc<App>>) -> Re
         Ok(text) => ([("content-type", "text/plain; charset=utf-8")], text).into_response(),
         Err(_) => unknown_match(&id),
     }
+}
+
+async fn list_tournaments(State(app): State<Arc<App>>) -> Response {
+    Json(json!({ "tournaments": app.tournaments.summaries().await })).into_response()
+}
+
+async fn tournament_view(Path(id): Path<String>, State(app): State<Arc<App>>) -> Response {
+    match app.tournaments.view(&id).await {
+        Ok(view) => Json(view).into_response(),
+        Err(failure) => not_found(failure),
+    }
+}
+
+async fn tournament_trf(Path(id): Path<String>, State(app): State<Arc<App>>) -> Response {
+    match app.tournaments.trf(&id).await {
+        Ok(text) => ([("content-type", "text/plain; charset=utf-8")], text).into_response(),
+        Err(failure) => not_found(failure),
+    }
+}
+
+fn not_found(failure: crate::tournament::Failure) -> Response {
+    (
+        StatusCode::NOT_FOUND,
+        Json(json!({"code": failure.code, "message": failure.message})),
+    )
+        .into_response()
 }
 
 fn unknown_match(id: &str) -> Response {

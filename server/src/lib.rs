@@ -14,6 +14,7 @@ pub mod round;
 pub mod session;
 pub mod store;
 pub mod tokens;
+pub mod tournament;
 pub mod view;
 pub mod web;
 
@@ -25,7 +26,7 @@ use hakem_games::GameKind;
 use hakem_protocol::{AccountKind, CreateMatch, MatchStatus, MatchSummary, PerSeat, Seat};
 
 use crate::accounts::{Accounts, SeatNotice};
-use crate::room::{RoomHandle, Tokens};
+use crate::room::{FinishSink, RoomHandle, Tokens};
 use crate::round::MatchConfig;
 use crate::store::Store;
 use crate::tokens::{new_id, new_token};
@@ -39,6 +40,12 @@ pub struct App {
     store: Option<Store>,
     pub limits: Limits,
     pub accounts: Accounts,
+    pub tournaments: tournament::Tournaments,
+    /// Rooms report finished rounds here; the tournaments listen.
+    finished: FinishSink,
+    finished_rx: std::sync::Mutex<
+        Option<tokio::sync::mpsc::UnboundedReceiver<(String, hakem_protocol::RoundResult)>>,
+    >,
 }
 
 /// What a connection may do before the server stops listening to it.
@@ -91,6 +98,7 @@ impl App {
     /// `store`: where matches are kept; `None` keeps them in memory only (for tests of the
     /// server's logic, never for a real server).
     pub fn new(admin_token: String, store: Option<Store>, limits: Limits) -> Arc<App> {
+        let (finished, finished_rx) = tokio::sync::mpsc::unbounded_channel();
         Arc::new(App {
             rooms: DashMap::new(),
             next_conn: AtomicU64::new(1),
@@ -98,7 +106,37 @@ impl App {
             store,
             limits,
             accounts: Accounts::default(),
+            tournaments: tournament::Tournaments::default(),
+            finished,
+            finished_rx: std::sync::Mutex::new(Some(finished_rx)),
         })
+    }
+
+    pub fn store(&self) -> Option<&Store> {
+        self.store.as_ref()
+    }
+
+    /// Loads the tournaments from the store, brings each up to date with its matches (results
+    /// that came in while the server was down, matches not yet created), and from then on
+    /// records every finished match of a tournament. Call once, after
+    /// [`App::restore_live_matches`].
+    pub async fn run_tournaments(self: &Arc<App>) -> Result<usize, String> {
+        let receiver = self
+            .finished_rx
+            .lock()
+            .map_err(|_| "tournaments already running".to_string())?
+            .take();
+        let Some(mut receiver) = receiver else {
+            return Err("tournaments already running".into());
+        };
+        let count = tournament::restore(self).await?;
+        let app = self.clone();
+        tokio::spawn(async move {
+            while let Some((match_id, result)) = receiver.recv().await {
+                tournament::match_finished(&app, &match_id, &result).await;
+            }
+        });
+        Ok(count)
     }
 
     /// Loads the accounts from the store.
@@ -186,7 +224,7 @@ impl App {
             let spec = stored.spec.clone();
             let tokens = Tokens::of_spec(&spec);
             self.seat_accounts(&id, &spec.game, &spec.variant, &tokens);
-            match room::restore(stored, Some(store.clone())) {
+            match room::restore(stored, Some(store.clone()), Some(self.finished.clone())) {
                 Ok(handle) => {
                     if let (Some(bot), Ok(game)) = (spec.house_bot, spec.game.parse::<GameKind>()) {
                         let variant = hakem_games::AnyPosition::new(game, Some(&spec.variant))
@@ -229,7 +267,8 @@ impl App {
                 return None;
             }
         };
-        let handle = room::restore(stored, Some(store.clone())).ok()?;
+        let handle =
+            room::restore(stored, Some(store.clone()), Some(self.finished.clone())).ok()?;
         Some(
             self.rooms
                 .entry(match_id.to_string())
@@ -251,7 +290,18 @@ impl App {
     }
 
     /// Checks a `create_match` request and starts its room.
-    pub async fn create_match(&self, mut create: CreateMatch) -> Result<Created, CreateError> {
+    pub async fn create_match(&self, create: CreateMatch) -> Result<Created, CreateError> {
+        self.open_match(create, None, None).await
+    }
+
+    /// [`App::create_match`] with the id and the arbiter token chosen by the caller (a
+    /// tournament's matches: readable ids, one arbiter token for all).
+    pub async fn open_match(
+        &self,
+        mut create: CreateMatch,
+        id: Option<String>,
+        arbiter_token: Option<String>,
+    ) -> Result<Created, CreateError> {
         if let Some(bot) = create.house_bot {
             if !(1..=5).contains(&bot.level) {
                 return Err(CreateError::Invalid(
@@ -288,14 +338,17 @@ impl App {
             create.players,
         )
         .map_err(CreateError::Invalid)?;
-        let match_id = loop {
-            let id = new_id();
-            if !self.rooms.contains_key(&id) {
-                break id;
-            }
+        let match_id = match id {
+            Some(id) => id,
+            None => loop {
+                let id = new_id();
+                if !self.rooms.contains_key(&id) {
+                    break id;
+                }
+            },
         };
         let seat_tokens = PerSeat::new(new_token(), new_token());
-        let arbiter_token = new_token();
+        let arbiter_token = arbiter_token.unwrap_or_else(new_token);
         let tokens = Tokens {
             seats: seat_tokens.clone(),
             arbiter: arbiter_token.clone(),
@@ -316,6 +369,7 @@ impl App {
             config.clone(),
             tokens.clone(),
             self.store.clone(),
+            Some(self.finished.clone()),
         );
         self.rooms.insert(match_id.clone(), handle.clone());
         self.seat_accounts(&match_id, game, variant, &tokens);

@@ -116,6 +116,14 @@ async fn main() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     }
+    match app.run_tournaments().await {
+        Ok(0) => {}
+        Ok(count) => tracing::info!(count, "tournaments loaded"),
+        Err(e) => {
+            eprintln!("hakem-server: cannot load tournaments: {e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    }
     println!("hakem-server listening on http://{addr}");
     tracing::info!(%addr, "listening");
     match hakem_server::http::serve(listener, app, metrics, shutdown_signal()).await {

@@ -9,7 +9,7 @@ use std::time::Duration;
 use axum::extract::ws::Utf8Bytes;
 use hakem_protocol::{
     ErrorCode, ErrorReply, Event, EventFrame, MatchState, MatchStatus, MatchSummary, PerSeat,
-    PlayerInfo, PositionView, Seat, ServerMessage,
+    PlayerInfo, PositionView, RoundResult, Seat, ServerMessage,
 };
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot, Notify};
@@ -140,7 +140,16 @@ pub enum RoomCommand {
     Record {
         reply: oneshot::Sender<String>,
     },
+    /// A command of the server itself (a tournament's forfeit): stored and announced like an
+    /// arbiter's; the reply says whether the round accepted it.
+    Decree {
+        command: Command,
+        reply: oneshot::Sender<Result<(), String>>,
+    },
 }
+
+/// Where a room reports the end of its round (a tournament records the result).
+pub type FinishSink = mpsc::UnboundedSender<(String, RoundResult)>;
 
 /// An action as a member sends it, before the room knows the seat.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -202,11 +211,26 @@ pub struct Room {
     store: Option<Store>,
     /// Members whose outbox overflowed or closed during a broadcast, to be removed after it.
     dropped: Vec<ConnId>,
+    finished: Option<FinishSink>,
 }
 
 /// Starts a room task for a new match and returns its handle.
-pub fn spawn(id: String, config: MatchConfig, tokens: Tokens, store: Option<Store>) -> RoomHandle {
-    start(id, Round::new(config), tokens, 0, Vec::new(), store)
+pub fn spawn(
+    id: String,
+    config: MatchConfig,
+    tokens: Tokens,
+    store: Option<Store>,
+    finished: Option<FinishSink>,
+) -> RoomHandle {
+    start(
+        id,
+        Round::new(config),
+        tokens,
+        0,
+        Vec::new(),
+        store,
+        finished,
+    )
 }
 
 fn start(
@@ -216,6 +240,7 @@ fn start(
     seq: u64,
     log: Vec<Utf8Bytes>,
     store: Option<Store>,
+    finished: Option<FinishSink>,
 ) -> RoomHandle {
     let (tx, rx) = mpsc::channel(ROOM_QUEUE);
     let summary = Arc::new(RwLock::new(summary_of(&id, &round)));
@@ -235,6 +260,7 @@ fn start(
         rx,
         store,
         dropped: Vec::new(),
+        finished,
     };
     tokio::spawn(room.run());
     RoomHandle { tx, summary }
@@ -270,7 +296,11 @@ pub fn spec_of(config: &MatchConfig, tokens: &Tokens) -> MatchSpec {
 
 /// Rebuilds a stored match by replaying its events and starts its room. The clocks continue
 /// from the last recorded reading: the time the server was down is charged to nobody.
-pub fn restore(stored: StoredMatch, store: Option<Store>) -> Result<RoomHandle, String> {
+pub fn restore(
+    stored: StoredMatch,
+    store: Option<Store>,
+    finished: Option<FinishSink>,
+) -> Result<RoomHandle, String> {
     let spec = stored.spec;
     let mut config = MatchConfig::new(
         &spec.game,
@@ -300,7 +330,7 @@ pub fn restore(stored: StoredMatch, store: Option<Store>) -> Result<RoomHandle, 
     }
     let tokens = Tokens::of_spec(&spec);
     let seq = log.len() as u64;
-    Ok(start(stored.id, round, tokens, seq, log, store))
+    Ok(start(stored.id, round, tokens, seq, log, store, finished))
 }
 
 fn summary_of(id: &str, round: &Round) -> MatchSummary {
@@ -368,6 +398,11 @@ impl Room {
                 let frames: Vec<String> = self.log.iter().map(|f| f.as_str().to_string()).collect();
                 let record = crate::record::record_of(&self.id, self.round.config(), &frames);
                 let _ = reply.send(record.to_text());
+            }
+            RoomCommand::Decree { command, reply } => {
+                let outcome = self.commit(command).await.map_err(|r| r.message);
+                let _ = reply.send(outcome);
+                Box::pin(self.settle_dropped()).await;
             }
         }
     }
@@ -584,6 +619,11 @@ impl Room {
         }
         self.publish_summary();
         self.send_turn_states();
+        if finished_now {
+            if let (Some(sink), Some(result)) = (&self.finished, self.round.result()) {
+                let _ = sink.send((self.id.clone(), result.clone()));
+            }
+        }
         Ok(())
     }
 

@@ -9,7 +9,7 @@ use axum::extract::ws::{Message, Utf8Bytes, WebSocket};
 use futures_util::{SinkExt, StreamExt};
 use hakem_protocol::{
     parse_client_frame, AccountKind, ClientMessage, CreateMatch, ErrorCode, ErrorReply, Identity,
-    IdentityKind, ServerMessage, MAX_FRAME_BYTES, PROTOCOL_VERSION,
+    IdentityKind, ServerMessage, TournamentView, MAX_FRAME_BYTES, PROTOCOL_VERSION,
 };
 use serde_json::Value;
 use tokio::sync::{mpsc, Notify};
@@ -17,6 +17,7 @@ use tokio::sync::{mpsc, Notify};
 use crate::room::{Action, ConnId, Credential, Join, Outbox, RoomCommand, RoomHandle};
 use crate::round::Command;
 use crate::tokens::same_token;
+use crate::tournament::{self, Caller, Failure};
 use crate::App;
 
 pub async fn serve(socket: WebSocket, app: Arc<App>) {
@@ -239,7 +240,7 @@ impl Session {
             }),
             ClientMessage::CreateMatch(create) => self.create(re, create).await,
             ClientMessage::CreateAccount { name, kind } => {
-                if self.identity.as_ref().map(|i| i.kind) != Some(IdentityKind::Organizer) {
+                if !self.is_organizer() {
                     self.error(
                         re,
                         ErrorCode::Forbidden,
@@ -260,6 +261,103 @@ impl Session {
                     Err(crate::CreateError::Store(message)) => {
                         self.error(re, ErrorCode::Internal, message)
                     }
+                }
+            }
+            ClientMessage::CreateTournament(create) => {
+                if !self.is_organizer() {
+                    self.error(
+                        re,
+                        ErrorCode::Forbidden,
+                        "only the organizer creates tournaments",
+                    );
+                    return;
+                }
+                match tournament::create(&self.app, create).await {
+                    Ok(created) => self.send(&ServerMessage::TournamentCreated {
+                        re,
+                        tournament: created.id,
+                        arbiter_token: created.arbiter_token,
+                        players: created.players,
+                    }),
+                    Err(failure) => self.error(re, failure.code, failure.message),
+                }
+            }
+            ClientMessage::AddPlayer {
+                tournament: id,
+                surname,
+                given,
+                account,
+                arbiter_token,
+            } => {
+                let caller = self.caller(arbiter_token.as_deref());
+                match tournament::add_player(&self.app, &id, caller, &surname, &given, account)
+                    .await
+                {
+                    Ok(player) => self.send(&ServerMessage::PlayerAdded {
+                        re,
+                        tournament: id,
+                        player,
+                    }),
+                    Err(failure) => self.error(re, failure.code, failure.message),
+                }
+            }
+            ClientMessage::StartTournament {
+                tournament: id,
+                colour_lot,
+                arbiter_token,
+            } => {
+                let caller = self.caller(arbiter_token.as_deref());
+                let view = tournament::start(&self.app, &id, caller, colour_lot).await;
+                self.send_tournament(re, view);
+            }
+            ClientMessage::PairNext {
+                tournament: id,
+                arbiter_token,
+            } => {
+                let caller = self.caller(arbiter_token.as_deref());
+                let view = tournament::pair_next(&self.app, &id, caller).await;
+                self.send_tournament(re, view);
+            }
+            ClientMessage::Withdraw {
+                tournament: id,
+                player,
+                arbiter_token,
+            } => {
+                let caller = self.caller(arbiter_token.as_deref());
+                let view = tournament::withdraw(&self.app, &id, caller, player).await;
+                self.send_tournament(re, view);
+            }
+            ClientMessage::RequestBye {
+                tournament: id,
+                player,
+                round,
+                arbiter_token,
+            } => {
+                let caller = self.caller(arbiter_token.as_deref());
+                let view = tournament::request_bye(&self.app, &id, caller, player, round).await;
+                self.send_tournament(re, view);
+            }
+            ClientMessage::Forfeit {
+                tournament: id,
+                player,
+                arbiter_token,
+            } => {
+                let caller = self.caller(arbiter_token.as_deref());
+                let view = tournament::forfeit(&self.app, &id, caller, player).await;
+                self.send_tournament(re, view);
+            }
+            ClientMessage::GetTournament { tournament: id } => {
+                let view = self.app.tournaments.view(&id).await;
+                self.send_tournament(re, view);
+            }
+            ClientMessage::ExportTrf { tournament: id } => {
+                match self.app.tournaments.trf(&id).await {
+                    Ok(trf) => self.send(&ServerMessage::Trf {
+                        re,
+                        tournament: id,
+                        trf,
+                    }),
+                    Err(failure) => self.error(re, failure.code, failure.message),
                 }
             }
             ClientMessage::Join {
@@ -372,6 +470,28 @@ impl Session {
                 .accounts
                 .attach(&name, self.conn, self.outbox.clone(), |id| app.is_live(id));
             self.account = Some(name);
+        }
+    }
+
+    fn is_organizer(&self) -> bool {
+        self.identity.as_ref().map(|i| i.kind) == Some(IdentityKind::Organizer)
+    }
+
+    fn caller<'a>(&'a self, arbiter_token: Option<&'a str>) -> Caller<'a> {
+        Caller {
+            organizer: self.is_organizer(),
+            account: self.account.as_deref(),
+            arbiter_token,
+        }
+    }
+
+    fn send_tournament(&self, re: Option<Value>, view: Result<TournamentView, Failure>) {
+        match view {
+            Ok(view) => self.send(&ServerMessage::Tournament {
+                re,
+                view: Box::new(view),
+            }),
+            Err(failure) => self.error(re, failure.code, failure.message),
         }
     }
 

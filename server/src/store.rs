@@ -22,6 +22,7 @@ use hakem_protocol::{ClockConfig, HouseBot, PerSeat};
 const MIGRATIONS: &[(i64, &str)] = &[
     (1, include_str!("../migrations/0001_matches_events.sql")),
     (2, include_str!("../migrations/0002_accounts.sql")),
+    (3, include_str!("../migrations/0003_tournaments.sql")),
 ];
 
 /// Appends waiting for the writer; a full queue makes rooms wait (never drops an event).
@@ -321,6 +322,45 @@ impl Store {
                     kind: row.try_get(1)?,
                     token: row.try_get(2)?,
                 });
+            }
+            out
+        }))
+    }
+
+    /// Writes a tournament's state, creating its row the first time.
+    pub async fn save_tournament(
+        &self,
+        id: &str,
+        state: &str,
+        created_ms: u64,
+    ) -> Result<(), StoreError> {
+        let sql = sql_for(
+            &self.db,
+            "INSERT INTO tournaments (id, created_ms, state) VALUES ($1, $2, $3) \
+             ON CONFLICT (id) DO UPDATE SET state = excluded.state",
+        );
+        on_db!(&self.db, pool => {
+            sqlx::query(&sql)
+                .bind(id)
+                .bind(created_ms as i64)
+                .bind(state)
+                .execute(pool)
+                .await?;
+        });
+        Ok(())
+    }
+
+    /// Every tournament's state, oldest first.
+    pub async fn tournaments(&self) -> Result<Vec<(String, String)>, StoreError> {
+        let sql = sql_for(
+            &self.db,
+            "SELECT id, state FROM tournaments ORDER BY created_ms, id",
+        );
+        Ok(on_db!(&self.db, pool => {
+            let rows = sqlx::query(&sql).fetch_all(pool).await?;
+            let mut out = Vec::with_capacity(rows.len());
+            for row in rows {
+                out.push((row.try_get(0)?, row.try_get(1)?));
             }
             out
         }))

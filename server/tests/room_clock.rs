@@ -62,7 +62,7 @@ async fn seated_room(clock: ClockConfig) -> (RoomHandle, Member, Member) {
         arbiter: "c".repeat(32),
         accounts: PerSeat::default(),
     };
-    let room = room::spawn("m1".into(), config, tokens, None);
+    let room = room::spawn("m1".into(), config, tokens, None, None);
     let (p1, p2) = (Member::new(), Member::new());
     for (conn, member, token) in [(1, &p1, "a"), (2, &p2, "b")] {
         send(

@@ -25,15 +25,7 @@ impl Frame {
     /// The id of the request this frame answers, if it is a direct reply.
     pub fn reply_to(&self) -> Option<u64> {
         let re = match self {
-            Frame::Message(message) => match message {
-                ServerMessage::Pong { re, .. }
-                | ServerMessage::MatchCreated { re, .. }
-                | ServerMessage::Matches { re, .. }
-                | ServerMessage::AccountCreated { re, .. }
-                | ServerMessage::Ack { re, .. } => re.as_ref(),
-                ServerMessage::Error(error) => error.re.as_ref(),
-                _ => None,
-            },
+            Frame::Message(message) => message.re(),
             Frame::Other(value) => value.get("re"),
         };
         re.and_then(Value::as_u64)

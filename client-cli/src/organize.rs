@@ -1,0 +1,636 @@
+//! `hakem tournament create|add|start|pair-next|withdraw|bye|forfeit|show|standings|trf` on a
+//! live server: the organizer's and the arbiter's side of a Swiss tournament.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+use hakem_games::{AnyPosition, GameKind};
+use hakem_protocol::tournament::{
+    ByeKind, CreateTournament, NewPlayer, PairingRules, TiebreakEdition, TournamentStatus,
+    TournamentView,
+};
+use hakem_protocol::{ClientMessage, Seat, ServerMessage};
+use serde_json::json;
+
+use crate::connection::{parse_server_url, Connection, Incoming, DEFAULT_SERVER};
+use crate::create::{clock_config, parse_clock, Clock};
+use crate::session::FAILURE;
+use crate::tournament::{print_standings, StandingRow};
+
+const USAGE: u8 = 2;
+
+/// The server and the token every live tournament command needs.
+#[derive(Args, Debug, Clone)]
+pub struct Server {
+    /// The server's WebSocket address.
+    #[arg(long, value_name = "URL", env = "HAKEM_SERVER", hide_env_values = true,
+          default_value = DEFAULT_SERVER, value_parser = parse_server_url)]
+    pub server: String,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct Authority {
+    #[command(flatten)]
+    pub server: Server,
+    /// The organizer's token or the tournament's arbiter token (a player's own account token
+    /// for `withdraw` and `bye`).
+    #[arg(long, value_name = "T", env = "HAKEM_TOKEN", hide_env_values = true)]
+    pub token: String,
+}
+
+#[derive(Args, Debug)]
+pub struct CreateArgs {
+    #[command(flatten)]
+    pub auth: Authority,
+    /// The tournament's name.
+    #[arg(long)]
+    pub name: String,
+    /// The planned number of rounds.
+    #[arg(long, value_name = "N")]
+    pub rounds: u32,
+    /// Players, one per line: `surname,given[,account]` (a header line `surname,...` and lines
+    /// starting with `#` are skipped; fields may be quoted).
+    #[arg(long, value_name = "FILE.csv")]
+    pub players: Option<PathBuf>,
+    /// pentago, quoridor or pente.
+    #[arg(long, value_name = "G", default_value = "pentago")]
+    pub game: GameKind,
+    #[arg(long, value_name = "V")]
+    pub variant: Option<String>,
+    /// Sets per round (3 unless given).
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub sets: u8,
+    /// Time per player per set, MM:SS (or whole minutes), or `none` (15:00 unless given).
+    #[arg(long, value_name = "MM:SS|none", value_parser = parse_clock)]
+    pub clock: Option<Clock>,
+    /// Seconds added at each press.
+    #[arg(long, value_name = "S")]
+    pub increment: Option<u64>,
+    /// Warnings that lose the round.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub warnings: u8,
+    /// The edition of the FIDE Dutch system.
+    #[arg(long, default_value = "dutch2025", value_parser = ["dutch2025", "dutch2017"])]
+    pub pairing: String,
+    /// The edition of FIDE C.07 for tie-breaks.
+    #[arg(long, default_value = "2026", value_parser = ["2026", "2024"])]
+    pub edition: String,
+    /// Tie-break order, comma separated.
+    #[arg(long, default_value = "BH-C1,BH,SB,DE,WIN")]
+    pub tiebreaks: String,
+    /// The seat of the first-ranked player in round 1 (p1 = white, the first mover of set 1);
+    /// drawn by lot at the start if not given.
+    #[arg(long, value_name = "p1|p2", value_parser = parse_seat)]
+    pub colour_lot: Option<Seat>,
+    /// Pair each round as soon as the previous one has ended.
+    #[arg(long)]
+    pub auto_pair: bool,
+    /// Half-point byes a player may take.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub max_half_byes: u32,
+    /// One JSON line: {"tournament":..,"arbiter_token":..,"players":[{"id","name","account","token"}]}.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn parse_seat(text: &str) -> Result<Seat, String> {
+    match text {
+        "p1" | "white" => Ok(Seat::P1),
+        "p2" | "black" => Ok(Seat::P2),
+        _ => Err(format!("{text:?} is p1 or p2")),
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct TournamentArgs {
+    #[command(flatten)]
+    pub auth: Authority,
+    #[arg(long, value_name = "ID")]
+    pub tournament: String,
+}
+
+#[derive(Args, Debug)]
+pub struct AddArgs {
+    #[command(flatten)]
+    pub target: TournamentArgs,
+    #[arg(long)]
+    pub surname: String,
+    #[arg(long, default_value = "")]
+    pub given: String,
+    /// An existing account to seat (a bot's, say); otherwise the server makes one.
+    #[arg(long)]
+    pub account: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct StartArgs {
+    #[command(flatten)]
+    pub target: TournamentArgs,
+    /// The seat of the first-ranked player in round 1, if not drawn by lot.
+    #[arg(long, value_name = "p1|p2", value_parser = parse_seat)]
+    pub colour_lot: Option<Seat>,
+}
+
+#[derive(Args, Debug)]
+pub struct PlayerArgs {
+    #[command(flatten)]
+    pub target: TournamentArgs,
+    /// The player's pairing number.
+    #[arg(long, value_name = "N")]
+    pub player: u32,
+}
+
+#[derive(Args, Debug)]
+pub struct ByeArgs {
+    #[command(flatten)]
+    pub player: PlayerArgs,
+    /// The round of the half-point bye (not yet paired).
+    #[arg(long, value_name = "R")]
+    pub round: u32,
+}
+
+#[derive(Args, Debug)]
+pub struct ViewArgs {
+    #[command(flatten)]
+    pub server: Server,
+    #[arg(long, value_name = "ID")]
+    pub tournament: String,
+}
+
+/// One tournament command on the server.
+pub enum Live {
+    Create(CreateArgs),
+    Add(AddArgs),
+    Start(StartArgs),
+    PairNext(TournamentArgs),
+    Withdraw(PlayerArgs),
+    Bye(ByeArgs),
+    Forfeit(PlayerArgs),
+    Show(ViewArgs),
+    Trf(ViewArgs),
+    Standings { view: ViewArgs, json: bool },
+}
+
+fn fail(message: impl std::fmt::Display) -> ExitCode {
+    eprintln!("hakem: {message}");
+    ExitCode::from(FAILURE)
+}
+
+/// Sends one request (after `hello` with `token`) and returns the reply.
+async fn ask(
+    server: &str,
+    token: Option<&str>,
+    message: ClientMessage,
+) -> Result<ServerMessage, String> {
+    let mut conn = match token {
+        Some(token) => Connection::open_as(server, token).await,
+        None => Connection::open(server).await,
+    }
+    .map_err(|e| e.0)?;
+    let reply = conn.request(message).await;
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(1), conn.close()).await;
+    match reply.map_err(|e| e.0)? {
+        Incoming::Message(ServerMessage::Error(error)) => Err(format!(
+            "the server refused: {} ({})",
+            error.message, error.code
+        )),
+        Incoming::Message(message) => Ok(message),
+        Incoming::Other(value) => Err(format!("unexpected reply from the server: {value}")),
+    }
+}
+
+async fn ask_view(auth: &Authority, message: ClientMessage) -> Result<TournamentView, String> {
+    match ask(&auth.server.server, Some(&auth.token), message).await? {
+        ServerMessage::Tournament { view, .. } => Ok(*view),
+        other => Err(format!("unexpected reply from the server: {other:?}")),
+    }
+}
+
+pub async fn run(live: Live) -> ExitCode {
+    let result = match live {
+        Live::Create(args) => return create(args).await,
+        Live::Add(args) => add(args).await,
+        Live::Start(args) => {
+            let t = &args.target;
+            ask_view(
+                &t.auth,
+                ClientMessage::StartTournament {
+                    tournament: t.tournament.clone(),
+                    colour_lot: args.colour_lot,
+                    arbiter_token: Some(t.auth.token.clone()),
+                },
+            )
+            .await
+            .map(|view| {
+                if let Some(lot) = view.colour_lot {
+                    println!(
+                        "colour lot: player 1 has {} in round 1 ({})",
+                        lot.seat,
+                        if lot.drawn {
+                            "drawn by the server"
+                        } else {
+                            "given"
+                        }
+                    );
+                }
+                print_round(&view, view.current_round);
+            })
+        }
+        Live::PairNext(t) => ask_view(
+            &t.auth,
+            ClientMessage::PairNext {
+                tournament: t.tournament.clone(),
+                arbiter_token: Some(t.auth.token.clone()),
+            },
+        )
+        .await
+        .map(|view| print_round(&view, view.current_round)),
+        Live::Withdraw(p) => ask_view(
+            &p.target.auth,
+            ClientMessage::Withdraw {
+                tournament: p.target.tournament.clone(),
+                player: p.player,
+                arbiter_token: Some(p.target.auth.token.clone()),
+            },
+        )
+        .await
+        .map(|view| match player_line(&view, p.player) {
+            Some((name, Some(from))) => println!("{name} withdrawn: not paired from round {from}"),
+            _ => println!("player {} struck from the list", p.player),
+        }),
+        Live::Bye(b) => ask_view(
+            &b.player.target.auth,
+            ClientMessage::RequestBye {
+                tournament: b.player.target.tournament.clone(),
+                player: b.player.player,
+                round: b.round,
+                arbiter_token: Some(b.player.target.auth.token.clone()),
+            },
+        )
+        .await
+        .map(|view| {
+            let name = player_line(&view, b.player.player).map(|(n, _)| n);
+            println!(
+                "{}: half-point bye in round {}",
+                name.unwrap_or_default(),
+                b.round
+            );
+        }),
+        Live::Forfeit(p) => ask_view(
+            &p.target.auth,
+            ClientMessage::Forfeit {
+                tournament: p.target.tournament.clone(),
+                player: p.player,
+                arbiter_token: Some(p.target.auth.token.clone()),
+            },
+        )
+        .await
+        .map(|view| print_round(&view, view.current_round)),
+        Live::Show(v) => get_view(&v).await.map(|view| {
+            let status = match view.status {
+                TournamentStatus::Registration => "registration",
+                TournamentStatus::Running => "running",
+                TournamentStatus::Finished => "finished",
+            };
+            println!(
+                "{} ({} {}): {status}, round {} of {}",
+                view.settings.name,
+                view.settings.game,
+                view.settings.variant,
+                view.current_round,
+                view.settings.rounds
+            );
+            for round in 1..=view.current_round {
+                print_round(&view, round);
+            }
+        }),
+        Live::Standings { view, json } => get_view(&view).await.map(|view| {
+            let rows: Vec<StandingRow> = view
+                .standings
+                .iter()
+                .map(|s| StandingRow {
+                    id: s.id,
+                    rank: s.rank,
+                    name: s.name.clone(),
+                    points: s.points.as_f64(),
+                    tiebreaks: view
+                        .settings
+                        .tiebreaks
+                        .iter()
+                        .map(|code| (code.clone(), s.tiebreaks.get(code).copied().unwrap_or(0.0)))
+                        .collect(),
+                })
+                .collect();
+            print_standings(&rows, json);
+        }),
+        Live::Trf(v) => {
+            let message = ClientMessage::ExportTrf {
+                tournament: v.tournament.clone(),
+            };
+            match ask(&v.server.server, None, message).await {
+                Ok(ServerMessage::Trf { trf, .. }) => {
+                    print!("{trf}");
+                    Ok(())
+                }
+                Ok(other) => Err(format!("unexpected reply from the server: {other:?}")),
+                Err(e) => Err(e),
+            }
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => fail(e),
+    }
+}
+
+async fn get_view(v: &ViewArgs) -> Result<TournamentView, String> {
+    let message = ClientMessage::GetTournament {
+        tournament: v.tournament.clone(),
+    };
+    match ask(&v.server.server, None, message).await? {
+        ServerMessage::Tournament { view, .. } => Ok(*view),
+        other => Err(format!("unexpected reply from the server: {other:?}")),
+    }
+}
+
+fn player_line(view: &TournamentView, id: u32) -> Option<(String, Option<u32>)> {
+    view.players
+        .iter()
+        .find(|p| p.id == id)
+        .map(|p| (p.name.clone(), p.withdrawn_from))
+}
+
+fn name_of(view: &TournamentView, id: u32) -> String {
+    player_line(view, id).map(|(n, _)| n).unwrap_or_default()
+}
+
+/// A round's boards (p1 first), results and byes.
+fn print_round(view: &TournamentView, round: u32) {
+    let Some(r) = view.pairings.iter().find(|r| r.round == round) else {
+        return;
+    };
+    println!("round {round}");
+    for b in &r.boards {
+        println!(
+            "  {:>3}. {:>4} {:<28} - {:>4} {:<28} {:<8} {}",
+            b.board,
+            b.p1,
+            name_of(view, b.p1),
+            b.p2,
+            name_of(view, b.p2),
+            b.result.as_deref().unwrap_or("playing"),
+            b.match_id
+        );
+    }
+    for bye in &r.byes {
+        let kind = match bye.kind {
+            ByeKind::Pairing => "pairing-allocated bye",
+            ByeKind::Half => "half-point bye",
+            ByeKind::Zero => "not yet entered",
+            ByeKind::Absent => "withdrawn",
+        };
+        println!(
+            "       {:>4} {:<28} {kind} ({})",
+            bye.player,
+            name_of(view, bye.player),
+            bye.points.as_f64()
+        );
+    }
+}
+
+async fn add(args: AddArgs) -> Result<(), String> {
+    let t = &args.target;
+    let message = ClientMessage::AddPlayer {
+        tournament: t.tournament.clone(),
+        surname: args.surname.clone(),
+        given: args.given.clone(),
+        account: args.account.clone(),
+        arbiter_token: Some(t.auth.token.clone()),
+    };
+    match ask(&t.auth.server.server, Some(&t.auth.token), message).await? {
+        ServerMessage::PlayerAdded { player, .. } => {
+            println!(
+                "player {} {} (account {}){}",
+                player.id,
+                player.name,
+                player.account,
+                player
+                    .token
+                    .map(|token| format!(", token {token}"))
+                    .unwrap_or_default()
+            );
+            Ok(())
+        }
+        other => Err(format!("unexpected reply from the server: {other:?}")),
+    }
+}
+
+async fn create(args: CreateArgs) -> ExitCode {
+    if let Err(e) = AnyPosition::new(args.game, args.variant.as_deref()) {
+        eprintln!("hakem: {e}");
+        return ExitCode::from(USAGE);
+    }
+    let clock = match clock_config(args.clock, args.increment) {
+        Ok(clock) => clock,
+        Err(e) => {
+            eprintln!("hakem: {e}");
+            return ExitCode::from(USAGE);
+        }
+    };
+    let players = match &args.players {
+        None => Vec::new(),
+        Some(path) => match std::fs::read_to_string(path)
+            .map_err(|e| e.to_string())
+            .and_then(|text| read_players(&text))
+        {
+            Ok(players) => players,
+            Err(e) => {
+                eprintln!("hakem: {}: {e}", path.display());
+                return ExitCode::from(USAGE);
+            }
+        },
+    };
+    let create = CreateTournament {
+        name: args.name.clone(),
+        game: args.game.as_str().to_string(),
+        variant: args.variant.clone(),
+        sets: args.sets,
+        clock,
+        warnings_limit: args.warnings,
+        rounds: args.rounds,
+        pairing: if args.pairing == "dutch2017" {
+            PairingRules::Dutch2017
+        } else {
+            PairingRules::Dutch2025
+        },
+        edition: if args.edition == "2024" {
+            TiebreakEdition::E2024
+        } else {
+            TiebreakEdition::E2026
+        },
+        tiebreaks: args
+            .tiebreaks
+            .split(',')
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect(),
+        players,
+        colour_lot: args.colour_lot,
+        auto_pair: args.auto_pair,
+        max_half_byes: args.max_half_byes,
+    };
+    let reply = ask(
+        &args.auth.server.server,
+        Some(&args.auth.token),
+        ClientMessage::CreateTournament(create),
+    )
+    .await;
+    let (id, arbiter_token, players) = match reply {
+        Ok(ServerMessage::TournamentCreated {
+            tournament,
+            arbiter_token,
+            players,
+            ..
+        }) => (tournament, arbiter_token, players),
+        Ok(other) => return fail(format!("unexpected reply from the server: {other:?}")),
+        Err(e) => return fail(e),
+    };
+    if args.json {
+        let line = json!({
+            "tournament": id,
+            "arbiter_token": arbiter_token,
+            "players": players,
+            "server": args.auth.server.server,
+        });
+        println!("{line}");
+        return ExitCode::SUCCESS;
+    }
+    println!(
+        "tournament {id} created: {} ({} rounds, {} players)",
+        args.name,
+        args.rounds,
+        players.len()
+    );
+    println!("  arbiter token  {arbiter_token}");
+    if !players.is_empty() {
+        println!("\n  {:>4}  {:<30} {:<24} token", "no.", "player", "account");
+        for p in &players {
+            println!(
+                "  {:>4}  {:<30} {:<24} {}",
+                p.id,
+                p.name,
+                p.account,
+                p.token.as_deref().unwrap_or("(own account)")
+            );
+        }
+    }
+    println!("\nnext:");
+    println!("  hakem tournament start --tournament {id} --token {arbiter_token}");
+    println!("  players: hakem bot --listen --token TOKEN, or the web page with their token");
+    ExitCode::SUCCESS
+}
+
+/// Reads `surname,given[,account]` lines; a header line and `#` comments are skipped.
+pub fn read_players(text: &str) -> Result<Vec<NewPlayer>, String> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut players = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let fields = csv_fields(line).map_err(|e| format!("line {}: {e}", n + 1))?;
+        if players.is_empty()
+            && fields
+                .first()
+                .is_some_and(|f| f.trim().eq_ignore_ascii_case("surname"))
+        {
+            continue;
+        }
+        let field = |i: usize| fields.get(i).map(|f| f.trim().to_string());
+        let surname = field(0).unwrap_or_default();
+        if surname.is_empty() {
+            return Err(format!("line {}: the surname is empty", n + 1));
+        }
+        if fields.len() > 3 {
+            return Err(format!(
+                "line {}: {} fields; a line is surname,given[,account]",
+                n + 1,
+                fields.len()
+            ));
+        }
+        players.push(NewPlayer {
+            surname,
+            given: field(1).unwrap_or_default(),
+            account: field(2).filter(|a| !a.is_empty()),
+        });
+    }
+    Ok(players)
+}
+
+/// The comma-separated fields of one CSV line; `"..."` quotes a field, `""` is a quote in it.
+fn csv_fields(line: &str) -> Result<Vec<String>, String> {
+    let mut fields = Vec::new();
+    let mut field = String::new();
+    let mut chars = line.chars().peekable();
+    let mut quoted = false;
+    let mut was_quoted = false;
+    while let Some(c) = chars.next() {
+        match (quoted, c) {
+            (true, '"') if chars.peek() == Some(&'"') => {
+                chars.next();
+                field.push('"');
+            }
+            (true, '"') => quoted = false,
+            (true, c) => field.push(c),
+            (false, '"') if field.trim().is_empty() && !was_quoted => {
+                field.clear();
+                quoted = true;
+                was_quoted = true;
+            }
+            (false, ',') => {
+                fields.push(std::mem::take(&mut field));
+                was_quoted = false;
+            }
+            (false, c) if was_quoted && !c.is_whitespace() => {
+                return Err("text after a closing quote".into())
+            }
+            (false, c) => field.push(c),
+        }
+    }
+    if quoted {
+        return Err("a quote is not closed".into());
+    }
+    fields.push(field);
+    Ok(fields)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn player_lists_are_read_from_csv() {
+        let text = "\u{feff}surname,given,account\n# a comment\nYılmaz,Ayşe\n\"Kaya, Jr.\", Bora ,bot-1\n\nÖztürk,\"Can \"\"the wall\"\"\"\n";
+        let players = read_players(text).unwrap();
+        assert_eq!(players.len(), 3);
+        assert_eq!(players[0].surname, "Yılmaz");
+        assert_eq!(players[0].given, "Ayşe");
+        assert_eq!(players[0].account, None);
+        assert_eq!(players[1].surname, "Kaya, Jr.");
+        assert_eq!(players[1].given, "Bora");
+        assert_eq!(players[1].account.as_deref(), Some("bot-1"));
+        assert_eq!(players[2].given, "Can \"the wall\"");
+    }
+
+    #[test]
+    fn bad_player_lists_name_the_line() {
+        assert!(read_players("Kaya,Bora\n,Ali\n")
+            .unwrap_err()
+            .starts_with("line 2"));
+        assert!(read_players("\"Kaya,Bora\n").unwrap_err().contains("quote"));
+        assert!(read_players("a,b,c,d\n").unwrap_err().contains("fields"));
+        assert!(read_players("\"Kaya\"x,Bora\n").is_err());
+    }
+}

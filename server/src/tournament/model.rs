@@ -1,0 +1,888 @@
+//! A Swiss tournament as data: its players, rounds, pairings and results, and every change an
+//! organizer, arbiter or finished match can make to it. Pure: the registry ([`super`]) stores
+//! it, creates the matches and tells people.
+//!
+//! The history is handed to `hakem-pairing` as a TRF-shaped [`hakem_pairing::Tournament`], so
+//! the live server, `hakem tournament pair` and the exported TRF all see the same thing.
+
+use std::collections::BTreeMap;
+
+use hakem_pairing::{
+    initial_order, pair_round_number, standings, Colour, Edition, Pairing, PairingError,
+    ResultCode, RoundEntry, Rules, Tiebreak,
+};
+use hakem_protocol::tournament::{
+    BoardView, ByeKind, ByeView, ColourLot, CreateTournament, PairingRules, PlayerView, RoundView,
+    StandingView, TiebreakEdition, TournamentSettings as Settings, TournamentStatus,
+    TournamentView,
+};
+use hakem_protocol::{PerSeat, Points, RoundResult, Seat, Winner};
+use serde::{Deserialize, Serialize};
+
+use crate::round::MatchConfig;
+
+/// The longest tournament the server pairs.
+pub const MAX_ROUNDS: u32 = 30;
+/// The most players in one tournament.
+pub const MAX_PLAYERS: usize = 2000;
+
+/// Checks a `create_tournament` request (all but its players) and resolves its preset.
+pub fn settings_of(create: &CreateTournament) -> Result<Settings, String> {
+    let name = create.name.trim();
+    if name.is_empty() || name.chars().count() > 100 {
+        return Err("a tournament's name is 1 to 100 characters".into());
+    }
+    if !(1..=MAX_ROUNDS).contains(&create.rounds) {
+        return Err(format!("rounds must be 1 to {MAX_ROUNDS}"));
+    }
+    for code in &create.tiebreaks {
+        if Tiebreak::from_code(code).is_none() {
+            return Err(format!(
+                "unknown tie-break {code:?} (BH-C1, BH, SB, DE or WIN)"
+            ));
+        }
+    }
+    let config = MatchConfig::new(
+        &create.game,
+        create.variant.as_deref(),
+        create.sets,
+        create.clock,
+        create.warnings_limit,
+        PerSeat::default(),
+    )?;
+    Ok(Settings {
+        name: name.to_string(),
+        game: config.game.as_str().to_string(),
+        variant: config.variant.to_string(),
+        sets: create.sets,
+        clock: create.clock,
+        warnings_limit: create.warnings_limit,
+        rounds: create.rounds,
+        pairing: create.pairing,
+        edition: create.edition,
+        tiebreaks: create.tiebreaks.clone(),
+        auto_pair: create.auto_pair,
+        max_half_byes: create.max_half_byes,
+    })
+}
+
+fn rules(settings: &Settings) -> Rules {
+    match settings.pairing {
+        PairingRules::Dutch2025 => Rules::Dutch2025,
+        PairingRules::Dutch2017 => Rules::Dutch2017,
+    }
+}
+
+fn edition(settings: &Settings) -> Edition {
+    match settings.edition {
+        TiebreakEdition::E2026 => Edition::E2026,
+        TiebreakEdition::E2024 => Edition::E2024,
+    }
+}
+
+fn tiebreak_order(settings: &Settings) -> Vec<Tiebreak> {
+    settings
+        .tiebreaks
+        .iter()
+        .filter_map(|code| Tiebreak::from_code(code))
+        .collect()
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Entrant {
+    pub surname: String,
+    pub given: String,
+    /// The account seated in this player's matches.
+    pub account: String,
+    #[serde(default)]
+    pub withdrawn_from: Option<u32>,
+    #[serde(default)]
+    pub half_byes: Vec<u32>,
+}
+
+impl Entrant {
+    pub fn name(&self) -> String {
+        if self.given.is_empty() {
+            self.surname.clone()
+        } else {
+            format!("{} {}", self.surname, self.given)
+        }
+    }
+}
+
+/// How a board ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BoardResult {
+    P1,
+    P2,
+    Draw,
+    /// p1 wins because p2 did not show up.
+    P1ByForfeit,
+    P2ByForfeit,
+    DoubleForfeit,
+}
+
+impl BoardResult {
+    fn text(self) -> &'static str {
+        match self {
+            BoardResult::P1 => "1-0",
+            BoardResult::P2 => "0-1",
+            BoardResult::Draw => "1/2-1/2",
+            BoardResult::P1ByForfeit => "+-",
+            BoardResult::P2ByForfeit => "-+",
+            BoardResult::DoubleForfeit => "--",
+        }
+    }
+
+    /// The TRF result codes of p1 and p2.
+    fn codes(self) -> (ResultCode, ResultCode) {
+        use ResultCode::*;
+        match self {
+            BoardResult::P1 => (Win, Loss),
+            BoardResult::P2 => (Loss, Win),
+            BoardResult::Draw => (Draw, Draw),
+            BoardResult::P1ByForfeit => (ForfeitWin, ForfeitLoss),
+            BoardResult::P2ByForfeit => (ForfeitLoss, ForfeitWin),
+            BoardResult::DoubleForfeit => (ForfeitLoss, ForfeitLoss),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Board {
+    pub p1: u32,
+    pub p2: u32,
+    pub match_id: String,
+    pub result: Option<BoardResult>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Bye {
+    pub player: u32,
+    pub kind: ByeKind,
+}
+
+impl Bye {
+    fn code(self) -> ResultCode {
+        match self.kind {
+            ByeKind::Pairing => ResultCode::Pab,
+            ByeKind::Half => ResultCode::HalfBye,
+            ByeKind::Zero => ResultCode::ZeroBye,
+            ByeKind::Absent => ResultCode::Absent,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RoundState {
+    pub boards: Vec<Board>,
+    pub byes: Vec<Bye>,
+}
+
+impl RoundState {
+    fn complete(&self) -> bool {
+        self.boards.iter().all(|b| b.result.is_some())
+    }
+}
+
+/// A tournament, as stored.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Tournament {
+    pub id: String,
+    pub created_ms: u64,
+    pub settings: Settings,
+    /// Arbitrates the tournament and every one of its matches.
+    pub arbiter_token: String,
+    pub status: TournamentStatus,
+    pub colour_lot: Option<ColourLot>,
+    /// Pairing number i+1 is `players[i]`: in Turkish alphabetical order before the start,
+    /// fixed from then on (late entrants appended).
+    pub players: Vec<Entrant>,
+    pub rounds: Vec<RoundState>,
+    /// Accounts made for this tournament so far, for their names.
+    pub accounts_made: u32,
+}
+
+/// Why a change was refused; nothing changed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refused {
+    /// The request does not fit the tournament's state (a clear message).
+    Invalid(String),
+    /// The pairing system finds no valid pairing.
+    NoPairing,
+}
+
+fn invalid<T>(message: impl Into<String>) -> Result<T, Refused> {
+    Err(Refused::Invalid(message.into()))
+}
+
+/// What a forfeit needs from the match: end it with this winner, or nothing (its board was
+/// already forfeited by the other player).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ForfeitOutcome {
+    pub match_id: String,
+    pub end_with: Option<Winner>,
+}
+
+impl Tournament {
+    pub fn new(id: String, created_ms: u64, settings: Settings, arbiter_token: String) -> Self {
+        Tournament {
+            id,
+            created_ms,
+            settings,
+            arbiter_token,
+            status: TournamentStatus::Registration,
+            colour_lot: None,
+            players: Vec::new(),
+            rounds: Vec::new(),
+            accounts_made: 0,
+        }
+    }
+
+    /// The name of the next account made for a player of this tournament.
+    pub fn next_account_name(&mut self) -> String {
+        self.accounts_made += 1;
+        format!("{}-{}", self.id, self.accounts_made)
+    }
+
+    /// The round being played or last played (1-based), 0 before round 1.
+    pub fn current_round(&self) -> u32 {
+        self.rounds.len() as u32
+    }
+
+    pub fn completed_rounds(&self) -> u32 {
+        self.rounds.iter().take_while(|r| r.complete()).count() as u32
+    }
+
+    fn player(&self, id: u32) -> Result<&Entrant, Refused> {
+        match id.checked_sub(1).and_then(|i| self.players.get(i as usize)) {
+            Some(p) => Ok(p),
+            None => invalid(format!("no player {id} in this tournament")),
+        }
+    }
+
+    /// The pairing number of the player seated as `account`.
+    pub fn id_of_account(&self, account: &str) -> Option<u32> {
+        self.players
+            .iter()
+            .position(|p| p.account == account)
+            .map(|i| i as u32 + 1)
+    }
+
+    /// Adds a player; returns their pairing number. Before the start, the numbers follow the
+    /// Turkish alphabetical order; after it, a late entrant gets the next number and a
+    /// zero-point bye for every round already paired.
+    pub fn add_player(
+        &mut self,
+        surname: &str,
+        given: &str,
+        account: String,
+    ) -> Result<u32, Refused> {
+        let (surname, given) = (surname.trim(), given.trim());
+        let fits = |s: &str, min: usize| {
+            (min..=60).contains(&s.chars().count()) && !s.chars().any(char::is_control)
+        };
+        if !fits(surname, 1) || !fits(given, 0) {
+            return invalid("a surname is 1 to 60 characters and a given name at most 60");
+        }
+        if self.status == TournamentStatus::Finished {
+            return invalid("the tournament is over");
+        }
+        if self.players.len() >= MAX_PLAYERS {
+            return invalid(format!("a tournament has at most {MAX_PLAYERS} players"));
+        }
+        if self.players.iter().any(|p| p.account == account) {
+            return invalid(format!("the account {account:?} is already a player here"));
+        }
+        let entrant = Entrant {
+            surname: surname.to_string(),
+            given: given.to_string(),
+            account: account.clone(),
+            withdrawn_from: None,
+            half_byes: Vec::new(),
+        };
+        self.players.push(entrant);
+        let id = self.players.len() as u32;
+        if self.status == TournamentStatus::Registration {
+            self.rank_players();
+            return Ok(self.id_of_account(&account).unwrap_or(id));
+        }
+        for round in &mut self.rounds {
+            round.byes.push(Bye {
+                player: id,
+                kind: ByeKind::Zero,
+            });
+        }
+        Ok(id)
+    }
+
+    fn rank_players(&mut self) {
+        let names: Vec<(String, String)> = self
+            .players
+            .iter()
+            .map(|p| (p.surname.clone(), p.given.clone()))
+            .collect();
+        let order = initial_order(&names);
+        let old = std::mem::take(&mut self.players);
+        let mut slots: Vec<Option<Entrant>> = old.into_iter().map(Some).collect();
+        self.players = order.into_iter().filter_map(|i| slots[i].take()).collect();
+    }
+
+    /// Fixes the ranking and the colour lot; round 1 is paired next.
+    pub fn start(&mut self, lot: ColourLot) -> Result<(), Refused> {
+        if self.status != TournamentStatus::Registration {
+            return invalid("the tournament has started already");
+        }
+        if self.players.len() < 2 {
+            return invalid("a tournament needs at least 2 players");
+        }
+        self.colour_lot = Some(lot);
+        self.status = TournamentStatus::Running;
+        Ok(())
+    }
+
+    /// Pairs the next round: its boards (with match ids from `match_id(round, board)`) and
+    /// byes. Nothing changes if it cannot be paired.
+    pub fn pair_next(&mut self) -> Result<u32, Refused> {
+        match self.status {
+            TournamentStatus::Registration => return invalid("start the tournament first"),
+            TournamentStatus::Finished => return invalid("the tournament is over"),
+            TournamentStatus::Running => {}
+        }
+        let round = self.current_round() + 1;
+        if round > self.settings.rounds {
+            return invalid(format!("all {} rounds are paired", self.settings.rounds));
+        }
+        if self.completed_rounds() < self.current_round() {
+            return invalid(format!(
+                "round {} is still being played",
+                self.current_round()
+            ));
+        }
+        let mut next = RoundState::default();
+        for (i, p) in self.players.iter().enumerate() {
+            let kind = if p.withdrawn_from.is_some_and(|r| r <= round) {
+                ByeKind::Absent
+            } else if p.half_byes.contains(&round) {
+                ByeKind::Half
+            } else {
+                continue;
+            };
+            next.byes.push(Bye {
+                player: i as u32 + 1,
+                kind,
+            });
+        }
+        let mut with_absences = self.clone();
+        with_absences.rounds.push(next.clone());
+        let history = with_absences.history();
+        let pairing = match pair_round_number(&history, round as usize, rules(&self.settings)) {
+            Ok(pairing) => pairing,
+            Err(PairingError::NoValidPairing) => return Err(Refused::NoPairing),
+            Err(PairingError::NoPlayers) => return invalid("nobody is left to pair"),
+        };
+        let Pairing { boards, bye } = pairing;
+        for (board, (p1, p2)) in boards.into_iter().enumerate() {
+            next.boards.push(Board {
+                p1,
+                p2,
+                match_id: format!("{}-r{round}b{}", self.id, board + 1),
+                result: None,
+            });
+        }
+        if let Some(player) = bye {
+            next.byes.push(Bye {
+                player,
+                kind: ByeKind::Pairing,
+            });
+        }
+        self.rounds.push(next);
+        self.finish_if_done();
+        Ok(round)
+    }
+
+    fn finish_if_done(&mut self) {
+        if self.current_round() == self.settings.rounds
+            && self.completed_rounds() == self.current_round()
+        {
+            self.status = TournamentStatus::Finished;
+        }
+    }
+
+    /// Whether the next round should be paired now (auto pairing, the last round complete).
+    pub fn wants_pairing(&self) -> bool {
+        self.settings.auto_pair
+            && self.status == TournamentStatus::Running
+            && self.completed_rounds() == self.current_round()
+            && self.current_round() < self.settings.rounds
+    }
+
+    fn board_of_match(&mut self, match_id: &str) -> Option<&mut Board> {
+        self.rounds
+            .iter_mut()
+            .flat_map(|r| r.boards.iter_mut())
+            .find(|b| b.match_id == match_id)
+    }
+
+    /// A match of this tournament ended; true if its result was recorded (a board already
+    /// decided by forfeit keeps the forfeit).
+    pub fn record(&mut self, match_id: &str, result: &RoundResult) -> bool {
+        let Some(board) = self.board_of_match(match_id) else {
+            return false;
+        };
+        if board.result.is_some() {
+            return false;
+        }
+        board.result = Some(match result.winner {
+            Winner::P1 => BoardResult::P1,
+            Winner::P2 => BoardResult::P2,
+            Winner::Draw => BoardResult::Draw,
+        });
+        self.finish_if_done();
+        true
+    }
+
+    /// The player did not show up for the current round: their board is lost by forfeit (by
+    /// both, when the opponent was forfeited too).
+    pub fn forfeit(&mut self, player: u32) -> Result<ForfeitOutcome, Refused> {
+        self.player(player)?;
+        let Some(round) = self.rounds.last_mut() else {
+            return invalid("no round has been paired yet");
+        };
+        let Some(board) = round
+            .boards
+            .iter_mut()
+            .find(|b| b.p1 == player || b.p2 == player)
+        else {
+            return invalid(format!("player {player} has no match in this round"));
+        };
+        let seat = if board.p1 == player {
+            Seat::P1
+        } else {
+            Seat::P2
+        };
+        let (result, end_with) = match (board.result, seat) {
+            (None, Seat::P1) => (BoardResult::P2ByForfeit, Some(Winner::P2)),
+            (None, Seat::P2) => (BoardResult::P1ByForfeit, Some(Winner::P1)),
+            (Some(BoardResult::P1ByForfeit), Seat::P1)
+            | (Some(BoardResult::P2ByForfeit), Seat::P2) => (BoardResult::DoubleForfeit, None),
+            (Some(_), _) => {
+                return invalid(format!("the match of player {player} has a result already"))
+            }
+        };
+        board.result = Some(result);
+        let match_id = board.match_id.clone();
+        self.finish_if_done();
+        Ok(ForfeitOutcome { match_id, end_with })
+    }
+
+    /// Before the start the player is struck from the list; after it, they are no longer
+    /// paired from the next round on.
+    pub fn withdraw(&mut self, player: u32) -> Result<(), Refused> {
+        let entrant = self.player(player)?;
+        match self.status {
+            TournamentStatus::Finished => invalid("the tournament is over"),
+            TournamentStatus::Registration => {
+                self.players.remove(player as usize - 1);
+                Ok(())
+            }
+            TournamentStatus::Running => {
+                if entrant.withdrawn_from.is_some() {
+                    return invalid(format!("player {player} has withdrawn already"));
+                }
+                let from = self.current_round() + 1;
+                self.players[player as usize - 1].withdrawn_from = Some(from);
+                Ok(())
+            }
+        }
+    }
+
+    /// A half-point bye in a round that is not paired yet.
+    pub fn request_bye(&mut self, player: u32, round: u32) -> Result<(), Refused> {
+        let entrant = self.player(player)?;
+        if self.status == TournamentStatus::Finished {
+            return invalid("the tournament is over");
+        }
+        if round <= self.current_round() || round > self.settings.rounds {
+            return invalid(format!(
+                "a bye can be asked for rounds {} to {}",
+                self.current_round() + 1,
+                self.settings.rounds
+            ));
+        }
+        if entrant.withdrawn_from.is_some() {
+            return invalid(format!("player {player} has withdrawn"));
+        }
+        if entrant.half_byes.contains(&round) {
+            return invalid(format!(
+                "player {player} has a bye in round {round} already"
+            ));
+        }
+        if entrant.half_byes.len() as u32 >= self.settings.max_half_byes {
+            return invalid(format!(
+                "a player may take {} half-point bye(s) in this tournament",
+                self.settings.max_half_byes
+            ));
+        }
+        let byes = &mut self.players[player as usize - 1].half_byes;
+        byes.push(round);
+        byes.sort_unstable();
+        Ok(())
+    }
+
+    /// The history as the pairing engine and TRF see it: every round stored, games without a
+    /// result left out (they have no TRF code yet).
+    pub fn history(&self) -> hakem_pairing::Tournament {
+        let mut t = hakem_pairing::Tournament {
+            name: self.settings.name.clone(),
+            total_rounds: Some(self.settings.rounds),
+            initial_colour: self.colour_lot.map(|lot| match lot.seat {
+                Seat::P1 => Colour::White,
+                Seat::P2 => Colour::Black,
+            }),
+            players: self
+                .players
+                .iter()
+                .enumerate()
+                .map(|(i, p)| hakem_pairing::Player {
+                    id: i as u32 + 1,
+                    name: match p.given.is_empty() {
+                        true => p.surname.clone(),
+                        false => format!("{}, {}", p.surname, p.given),
+                    },
+                    ..Default::default()
+                })
+                .collect(),
+            other_lines: Vec::new(),
+        };
+        for (r, round) in self.rounds.iter().enumerate() {
+            let mut entries = Vec::new();
+            for board in &round.boards {
+                let Some(result) = board.result else {
+                    continue;
+                };
+                let (c1, c2) = result.codes();
+                let entry = |opponent, colour, result| RoundEntry {
+                    opponent: Some(opponent),
+                    colour: Some(colour),
+                    result,
+                };
+                entries.push((board.p1, entry(board.p2, Colour::White, c1)));
+                entries.push((board.p2, entry(board.p1, Colour::Black, c2)));
+            }
+            for bye in &round.byes {
+                let entry = RoundEntry {
+                    opponent: None,
+                    colour: None,
+                    result: bye.code(),
+                };
+                entries.push((bye.player, entry));
+            }
+            t.record_round(r + 1, &entries);
+        }
+        for i in 0..t.players.len() {
+            t.players[i].points = t.points_after(i, self.rounds.len(), 2);
+        }
+        t
+    }
+
+    /// The history of the rounds whose every result is in, with points and ranks: what
+    /// standings and the TRF export are computed from.
+    fn completed_history(&self) -> hakem_pairing::Tournament {
+        let mut done = self.clone();
+        done.rounds.truncate(self.completed_rounds() as usize);
+        let mut t = done.history();
+        for s in standings(&t, edition(&self.settings), &tiebreak_order(&self.settings)) {
+            if let Some(p) = t.players.get_mut(s.id as usize - 1) {
+                p.rank = Some(s.rank);
+            }
+        }
+        t
+    }
+
+    /// The FIDE TRF(x) of the completed rounds.
+    pub fn trf(&self) -> String {
+        hakem_pairing::write_trf(&self.completed_history())
+    }
+
+    pub fn view(&self) -> TournamentView {
+        let t = self.completed_history();
+        let order = tiebreak_order(&self.settings);
+        let standings = standings(&t, edition(&self.settings), &order)
+            .into_iter()
+            .map(|s| StandingView {
+                id: s.id,
+                rank: s.rank,
+                name: self.players[s.id as usize - 1].name(),
+                points: Points { halves: s.points },
+                tiebreaks: order
+                    .iter()
+                    .map(|tb| (tb.code().to_string(), s.value(*tb)))
+                    .collect::<BTreeMap<_, _>>(),
+            })
+            .collect();
+        TournamentView {
+            id: self.id.clone(),
+            settings: self.settings.clone(),
+            status: self.status,
+            current_round: self.current_round(),
+            completed_rounds: self.completed_rounds(),
+            colour_lot: self.colour_lot,
+            players: self
+                .players
+                .iter()
+                .enumerate()
+                .map(|(i, p)| PlayerView {
+                    id: i as u32 + 1,
+                    name: p.name(),
+                    surname: p.surname.clone(),
+                    given: p.given.clone(),
+                    account: p.account.clone(),
+                    withdrawn_from: p.withdrawn_from,
+                    half_byes: p.half_byes.clone(),
+                })
+                .collect(),
+            standings,
+            pairings: self
+                .rounds
+                .iter()
+                .enumerate()
+                .map(|(r, round)| RoundView {
+                    round: r as u32 + 1,
+                    boards: round
+                        .boards
+                        .iter()
+                        .enumerate()
+                        .map(|(b, board)| BoardView {
+                            board: b as u32 + 1,
+                            p1: board.p1,
+                            p2: board.p2,
+                            match_id: board.match_id.clone(),
+                            result: board.result.map(|r| r.text().to_string()),
+                        })
+                        .collect(),
+                    byes: round
+                        .byes
+                        .iter()
+                        .map(|bye| ByeView {
+                            player: bye.player,
+                            kind: bye.kind,
+                            points: Points {
+                                halves: bye.code().halves(2),
+                            },
+                        })
+                        .collect(),
+                })
+                .collect(),
+        }
+    }
+
+    /// The boards of the current round that still wait for a result.
+    pub fn open_boards(&self) -> impl Iterator<Item = &Board> {
+        self.rounds
+            .last()
+            .into_iter()
+            .flat_map(|r| r.boards.iter())
+            .filter(|b| b.result.is_none())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hakem_protocol::tournament::default_tiebreaks;
+
+    fn tournament(rounds: u32, names: &[(&str, &str)]) -> Tournament {
+        let create = CreateTournament {
+            name: "Test".into(),
+            game: "pentago".into(),
+            variant: None,
+            sets: 3,
+            clock: None,
+            warnings_limit: 3,
+            rounds,
+            pairing: PairingRules::Dutch2025,
+            edition: TiebreakEdition::E2026,
+            tiebreaks: default_tiebreaks(),
+            players: Vec::new(),
+            colour_lot: None,
+            auto_pair: false,
+            max_half_byes: 1,
+        };
+        let mut t = Tournament::new("t".into(), 0, settings_of(&create).unwrap(), "a".into());
+        for (i, (surname, given)) in names.iter().enumerate() {
+            t.add_player(surname, given, format!("acc{i}")).unwrap();
+        }
+        t
+    }
+
+    const SIX: [(&str, &str); 6] = [
+        ("Öztürk", "Can"),
+        ("Oral", "Ece"),
+        ("İnce", "Ali"),
+        ("Işık", "Cem"),
+        ("Çelik", "Eda"),
+        ("Cengiz", "Ufuk"),
+    ];
+
+    fn p1_wins_every_board(t: &mut Tournament) {
+        let result = RoundResult {
+            winner: Winner::P1,
+            set_points: PerSeat::default(),
+            points: PerSeat::default(),
+            reason: "sets".into(),
+        };
+        let open: Vec<String> = t.open_boards().map(|b| b.match_id.clone()).collect();
+        for id in open {
+            assert!(t.record(&id, &result));
+            assert!(!t.record(&id, &result), "a result is recorded once");
+        }
+    }
+
+    fn start(t: &mut Tournament) {
+        t.start(ColourLot {
+            seat: Seat::P1,
+            drawn: false,
+        })
+        .unwrap();
+    }
+
+    #[test]
+    fn players_are_numbered_in_turkish_alphabetical_order_until_the_start() {
+        let t = tournament(3, &SIX);
+        let surnames: Vec<&str> = t.players.iter().map(|p| p.surname.as_str()).collect();
+        assert_eq!(
+            surnames,
+            ["Cengiz", "Çelik", "Işık", "İnce", "Oral", "Öztürk"]
+        );
+        assert_eq!(t.id_of_account("acc0"), Some(6));
+    }
+
+    #[test]
+    fn a_late_entrant_gets_the_next_number_and_zero_point_byes() {
+        let mut t = tournament(3, &SIX);
+        start(&mut t);
+        t.pair_next().unwrap();
+        let id = t.add_player("Aksoy", "Zeynep", "late".into()).unwrap();
+        assert_eq!(id, 7, "numbers are fixed once the tournament runs");
+        assert_eq!(
+            t.rounds[0].byes,
+            [Bye {
+                player: 7,
+                kind: ByeKind::Zero
+            }]
+        );
+        p1_wins_every_board(&mut t);
+        t.pair_next().unwrap();
+        let paired = t.rounds[1].boards.len() * 2
+            + t.rounds[1]
+                .byes
+                .iter()
+                .filter(|b| b.kind == ByeKind::Pairing)
+                .count();
+        assert_eq!(paired, 7);
+    }
+
+    #[test]
+    fn rounds_are_paired_one_at_a_time_and_never_past_the_last() {
+        let mut t = tournament(2, &SIX);
+        assert!(matches!(t.pair_next(), Err(Refused::Invalid(_))));
+        start(&mut t);
+        assert_eq!(t.pair_next(), Ok(1));
+        assert_eq!(t.rounds[0].boards[0].match_id, "t-r1b1");
+        let before = t.clone();
+        assert!(matches!(t.pair_next(), Err(Refused::Invalid(m)) if m.contains("still")));
+        assert_eq!(t, before, "a refused change changes nothing");
+        p1_wins_every_board(&mut t);
+        assert!(!t.wants_pairing(), "not without auto pairing");
+        assert_eq!(t.pair_next(), Ok(2));
+        p1_wins_every_board(&mut t);
+        assert_eq!(t.status, TournamentStatus::Finished);
+        assert!(t.pair_next().is_err());
+        assert!(t.add_player("Late", "", "x".into()).is_err());
+    }
+
+    #[test]
+    fn a_forfeit_ends_one_board_and_a_second_one_makes_it_double() {
+        let mut t = tournament(3, &SIX);
+        start(&mut t);
+        t.pair_next().unwrap();
+        let board = t.rounds[0].boards[0].clone();
+        let first = t.forfeit(board.p1).unwrap();
+        assert_eq!(first.end_with, Some(Winner::P2));
+        assert_eq!(t.rounds[0].boards[0].result, Some(BoardResult::P2ByForfeit));
+        // The match's own end, reported afterwards, does not overwrite the forfeit.
+        let result = RoundResult {
+            winner: Winner::P2,
+            set_points: PerSeat::default(),
+            points: PerSeat::default(),
+            reason: "arbiter".into(),
+        };
+        assert!(!t.record(&board.match_id, &result));
+        assert!(t.forfeit(board.p1).is_err(), "the same player twice");
+        let second = t.forfeit(board.p2).unwrap();
+        assert_eq!(second.end_with, None);
+        assert_eq!(
+            t.rounds[0].boards[0].result,
+            Some(BoardResult::DoubleForfeit)
+        );
+        let h = t.history();
+        let entry = h.players[board.p1 as usize - 1].rounds[0].unwrap();
+        assert_eq!(entry.result, ResultCode::ForfeitLoss);
+        assert!(t.forfeit(99).is_err());
+    }
+
+    #[test]
+    fn half_point_byes_are_limited_and_only_for_rounds_not_yet_paired() {
+        let mut t = tournament(3, &SIX);
+        t.request_bye(2, 2).unwrap();
+        assert!(t.request_bye(2, 3).is_err(), "one bye each");
+        assert!(t.request_bye(3, 4).is_err(), "no round 4");
+        start(&mut t);
+        t.pair_next().unwrap();
+        assert!(t.request_bye(3, 1).is_err(), "round 1 is paired");
+        p1_wins_every_board(&mut t);
+        t.withdraw(4).unwrap();
+        assert!(t.request_bye(4, 3).is_err(), "withdrawn");
+        t.pair_next().unwrap();
+        let byes: Vec<(u32, ByeKind)> = t.rounds[1]
+            .byes
+            .iter()
+            .map(|b| (b.player, b.kind))
+            .collect();
+        assert!(byes.contains(&(2, ByeKind::Half)));
+        assert!(byes.contains(&(4, ByeKind::Absent)));
+    }
+
+    #[test]
+    fn a_withdrawal_before_the_start_strikes_the_player() {
+        let mut t = tournament(3, &SIX);
+        t.withdraw(1).unwrap();
+        assert_eq!(t.players.len(), 5);
+        assert_eq!(t.players[0].surname, "Çelik");
+    }
+
+    #[test]
+    fn the_trf_export_reads_back_and_re_pairs_to_the_same_rounds() {
+        let mut t = tournament(4, &SIX);
+        t.add_player("Yılmaz", "Ayşe", "x".into()).unwrap();
+        t.request_bye(3, 2).unwrap();
+        start(&mut t);
+        for _ in 0..4 {
+            t.pair_next().unwrap();
+            p1_wins_every_board(&mut t);
+        }
+        assert_eq!(t.status, TournamentStatus::Finished);
+        let text = t.trf();
+        let back = hakem_pairing::parse_trf(&text).unwrap();
+        assert_eq!(back.total_rounds, Some(4));
+        assert_eq!(back.initial_colour, Some(Colour::White));
+        assert_eq!(back.players.len(), 7);
+        assert!(hakem_pairing::check_rounds(&back, Rules::Dutch2025).is_empty());
+        let view = t.view();
+        let total: u32 = view.standings.iter().map(|s| s.points.halves).sum();
+        // Three games and one pairing-allocated bye a round, plus one half-point bye.
+        assert_eq!(total, 4 * (3 * 2 + 2) - 2 + 1);
+    }
+}

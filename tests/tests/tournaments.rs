@@ -1,0 +1,703 @@
+//! Swiss tournaments on a real server: nine bots play five rounds from creation to the final
+//! standings (paired by the arbiter from the terminal, re-checked from the exported TRF); byes,
+//! withdrawals, late entries and forfeits; automatic pairing; a restart in the middle; and
+//! every refusal.
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use hakem_blackbox::{binary, Client, Proc, Server};
+use serde_json::{json, Value};
+
+const ORGANIZER: &str = "organizer-secret";
+
+fn hakem(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(binary("hakem"))
+        .args(args)
+        .output()
+        .expect("run hakem");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A file in the temporary directory, unique to this test process.
+fn temp_file(name: &str, text: &str) -> PathBuf {
+    let path = std::env::temp_dir().join(format!("hakem-{}-{name}", std::process::id()));
+    std::fs::write(&path, text).expect("write a temporary file");
+    path
+}
+
+fn view(server: &Server, id: &str) -> Value {
+    server.get_json(&format!("/api/tournaments/{id}"))
+}
+
+/// Polls the tournament until `done` holds.
+fn wait_for(
+    server: &Server,
+    id: &str,
+    what: &str,
+    patience: Duration,
+    done: impl Fn(&Value) -> bool,
+) -> Value {
+    let deadline = Instant::now() + patience;
+    loop {
+        let v = view(server, id);
+        if done(&v) {
+            return v;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{what}: not within {patience:?}: {v}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+fn round_over(v: &Value) -> bool {
+    v["completed_rounds"] == v["current_round"]
+}
+
+/// Every player once per round (on a board or with a bye), nobody met twice over the board (a
+/// forfeited game is not a meeting: FIDE lets those two be paired again), at most one
+/// pairing-allocated bye each.
+fn assert_swiss_invariants(v: &Value, players: usize) {
+    let mut met = HashSet::new();
+    let mut byes = HashMap::new();
+    for round in v["pairings"].as_array().unwrap() {
+        let mut seen = Vec::new();
+        for board in round["boards"].as_array().unwrap() {
+            let (a, b) = (board["p1"].as_u64().unwrap(), board["p2"].as_u64().unwrap());
+            let forfeit = ["+-", "-+", "--"].contains(&board["result"].as_str().unwrap_or(""));
+            if !forfeit {
+                assert!(
+                    met.insert((a.min(b), a.max(b))),
+                    "{a} and {b} met twice: {round}"
+                );
+            }
+            seen.extend([a, b]);
+        }
+        for bye in round["byes"].as_array().unwrap() {
+            let player = bye["player"].as_u64().unwrap();
+            seen.push(player);
+            if bye["kind"] == "pairing" {
+                *byes.entry(player).or_insert(0) += 1;
+            }
+        }
+        seen.sort_unstable();
+        let all: Vec<u64> = (1..=players as u64).collect();
+        assert_eq!(seen, all, "round {}: {round}", round["round"]);
+    }
+    assert!(byes.values().all(|&n| n == 1), "a second bye: {byes:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nine_bots_play_a_five_round_tournament_to_the_final_standings() {
+    let server = Server::start();
+    let url = server.ws_url();
+    // In file order; the ranking must put them in Turkish alphabetical order.
+    let csv = temp_file(
+        "players.csv",
+        "surname,given\nÖztürk,Oral\nŞahin,Selin\nIşık,Irmak\nİnce,İlker\nCengiz,Cem\nÇelik,Çağla\nOral,Ozan\nUysal,Umut\nÜnal,Ümit\n",
+    );
+    let (code, out, err) = hakem(&[
+        "tournament",
+        "create",
+        "--server",
+        &url,
+        "--token",
+        ORGANIZER,
+        "--name",
+        "Akıl ve Zekâ Oyunları",
+        "--rounds",
+        "5",
+        "--clock",
+        "1:00",
+        "--players",
+        csv.to_str().unwrap(),
+        "--colour-lot",
+        "p1",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    let created: Value = serde_json::from_str(out.trim()).expect("one JSON line");
+    let id = created["tournament"].as_str().unwrap().to_string();
+    let arbiter = created["arbiter_token"].as_str().unwrap().to_string();
+    let players = created["players"].as_array().unwrap();
+    assert_eq!(players.len(), 9);
+    let ranked: Vec<&str> = players
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        ranked,
+        [
+            "Cengiz Cem",
+            "Çelik Çağla",
+            "Işık Irmak",
+            "İnce İlker",
+            "Oral Ozan",
+            "Öztürk Oral",
+            "Şahin Selin",
+            "Uysal Umut",
+            "Ünal Ümit"
+        ]
+    );
+    assert_eq!(view(&server, &id)["status"], "registration");
+
+    let bots: Vec<Proc> = players
+        .iter()
+        .map(|p| {
+            let token = p["token"].as_str().expect("a token for each new account");
+            let mut command = Command::new(binary("hakem"));
+            command.args([
+                "bot", "--listen", "--server", &url, "--token", token, "--level", "1",
+            ]);
+            Proc::spawn(p["name"].as_str().unwrap(), command)
+        })
+        .collect();
+
+    let (code, out, err) = hakem(&[
+        "tournament",
+        "start",
+        "--server",
+        &url,
+        "--tournament",
+        &id,
+        "--token",
+        &arbiter,
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("round 1"), "{out}");
+    for round in 1..=5u64 {
+        let v = wait_for(
+            &server,
+            &id,
+            &format!("round {round}"),
+            Duration::from_secs(240),
+            round_over,
+        );
+        assert_eq!(v["current_round"], round);
+        if round < 5 {
+            // The next round cannot be paired twice; the arbiter pairs it from the terminal.
+            let (code, out, err) = hakem(&[
+                "tournament",
+                "pair-next",
+                "--server",
+                &url,
+                "--tournament",
+                &id,
+                "--token",
+                &arbiter,
+            ]);
+            assert_eq!(code, 0, "{out}{err}");
+            assert!(out.contains(&format!("round {}", round + 1)), "{out}");
+        }
+    }
+    let v = view(&server, &id);
+    assert_eq!(v["status"], "finished", "{v}");
+    assert_swiss_invariants(&v, 9);
+
+    // Every board's result is its match's result.
+    let mut total = 0.0;
+    for round in v["pairings"].as_array().unwrap() {
+        for board in round["boards"].as_array().unwrap() {
+            let state = server.match_state(board["match"].as_str().unwrap());
+            assert_eq!(state["status"], "finished");
+            let expected = match state["round"]["winner"].as_str().unwrap() {
+                "p1" => "1-0",
+                "p2" => "0-1",
+                _ => "1/2-1/2",
+            };
+            assert_eq!(board["result"], expected, "{board}");
+            let names = [
+                &state["players"]["p1"]["name"],
+                &state["players"]["p2"]["name"],
+            ];
+            let want = |n: &Value| &v["players"][n.as_u64().unwrap() as usize - 1]["name"];
+            assert_eq!(names, [want(&board["p1"]), want(&board["p2"])]);
+        }
+    }
+    for s in v["standings"].as_array().unwrap() {
+        total += s["points"].as_f64().unwrap();
+    }
+    // Four games and one pairing-allocated bye (1 point) a round.
+    assert_eq!(total, 25.0);
+
+    // The TRF export re-pairs to the same rounds, and its standings are the server's.
+    let (status, trf) = server.get(&format!("/api/tournaments/{id}/trf"));
+    assert_eq!(status, 200);
+    let (code, cli_trf, err) = hakem(&["tournament", "trf", "--server", &url, "--tournament", &id]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(cli_trf, trf);
+    assert!(trf.contains("XXR 5") && trf.contains("XXC white1"), "{trf}");
+    let path = temp_file("final.trf", &trf);
+    let path = path.to_str().unwrap();
+    let (code, out, err) = hakem(&["tournament", "check", "--trf", path]);
+    assert_eq!(code, 0, "{out}{err}\n{trf}");
+    assert!(out.contains("all 5 rounds agree"), "{out}");
+    let (code, offline, _) = hakem(&["tournament", "standings", "--trf", path, "--json"]);
+    assert_eq!(code, 0);
+    let (code, live, _) = hakem(&[
+        "tournament",
+        "standings",
+        "--server",
+        &url,
+        "--tournament",
+        &id,
+        "--json",
+    ]);
+    assert_eq!(code, 0);
+    assert_eq!(offline, live);
+    for (line, s) in offline.lines().zip(v["standings"].as_array().unwrap()) {
+        let line: Value = serde_json::from_str(line).unwrap();
+        assert_eq!((&line["id"], &line["rank"]), (&s["id"], &s["rank"]));
+        assert_eq!(line["points"].as_f64(), s["points"].as_f64());
+        assert_eq!(
+            line["tiebreaks"]["BH-C1"].as_f64(),
+            s["tiebreaks"]["BH-C1"].as_f64()
+        );
+    }
+    drop(bots);
+}
+
+async fn organizer(server: &Server) -> Client {
+    Client::connect(server, "organizer", Some(ORGANIZER)).await
+}
+
+/// Ends a match at once by the arbiter's decision.
+async fn decide(arbiter: &mut Client, match_id: &str, token: &str, winner: &str) {
+    let joined = arbiter
+        .request(json!({"type": "join", "match": match_id, "arbiter_token": token}))
+        .await;
+    assert_eq!(joined["type"], "ack", "{joined}");
+    arbiter
+        .accepted(json!({"type": "declare", "match": match_id, "scope": "round", "winner": winner, "reason": "test"}))
+        .await;
+}
+
+fn players(names: &[(&str, &str)]) -> Value {
+    Value::Array(
+        names
+            .iter()
+            .map(|(s, g)| json!({"surname": s, "given": g}))
+            .collect(),
+    )
+}
+
+fn boards(v: &Value, round: usize) -> Vec<Value> {
+    v["pairings"][round - 1]["boards"]
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+fn byes(v: &Value, round: usize) -> Vec<(u64, String)> {
+    v["pairings"][round - 1]["byes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| {
+            (
+                b["player"].as_u64().unwrap(),
+                b["kind"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn byes_withdrawals_late_entries_and_forfeits_survive_a_restart() {
+    let mut server = Server::start();
+    let mut org = organizer(&server).await;
+    let created = org
+        .request(json!({
+            "type": "create_tournament", "name": "Kış Kupası", "game": "pente", "rounds": 3,
+            "clock": null, "colour_lot": "p2",
+            "players": players(&[("Aydın", "Ali"), ("Bulut", "Berk"), ("Can", "Cemre"),
+                                 ("Demir", "Derya"), ("Erdem", "Eda"), ("Fidan", "Ferhat")]),
+        }))
+        .await;
+    assert_eq!(created["type"], "tournament_created", "{created}");
+    let id = created["tournament"].as_str().unwrap().to_string();
+    let arb = created["arbiter_token"].as_str().unwrap().to_string();
+    let token_of = |n: usize| {
+        created["players"][n - 1]["token"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+
+    // A player asks for a half-point bye in round 2 with their own account; not for another.
+    let mut bulut = Client::connect(&server, "bulut", Some(&token_of(2))).await;
+    let reply = bulut
+        .request(json!({"type": "request_bye", "tournament": id, "player": 2, "round": 2}))
+        .await;
+    assert_eq!(reply["type"], "tournament", "{reply}");
+    assert_eq!(reply["players"][1]["half_byes"], json!([2]));
+    bulut
+        .refused(
+            json!({"type": "request_bye", "tournament": id, "player": 3, "round": 2}),
+            "forbidden",
+        )
+        .await;
+    bulut
+        .refused(
+            json!({"type": "request_bye", "tournament": id, "player": 2, "round": 3}),
+            "bad_request",
+        )
+        .await;
+    bulut
+        .refused(
+            json!({"type": "request_bye", "tournament": id, "player": 2, "round": 9}),
+            "bad_request",
+        )
+        .await;
+    org.refused(
+        json!({"type": "pair_next", "tournament": id}),
+        "bad_request",
+    )
+    .await;
+
+    // The start pairs round 1; each connected player is told of their match.
+    let started = org
+        .request(json!({"type": "start_tournament", "tournament": id, "arbiter_token": arb}))
+        .await;
+    assert_eq!(started["type"], "tournament", "{started}");
+    assert_eq!(started["colour_lot"], json!({"seat": "p2", "drawn": false}));
+    let round1 = boards(&started, 1);
+    assert_eq!(round1.len(), 3);
+    let notice = bulut.find(|f| f["type"] == "your_match").await;
+    let board = round1
+        .iter()
+        .find(|b| b["p1"] == 2 || b["p2"] == 2)
+        .unwrap();
+    assert_eq!(notice["match"], board["match"]);
+    assert_eq!(notice["seat"], if board["p1"] == 2 { "p1" } else { "p2" });
+    assert_eq!(notice["game"], "pente");
+    org.refused(
+        json!({"type": "start_tournament", "tournament": id}),
+        "bad_request",
+    )
+    .await;
+    org.refused(
+        json!({"type": "pair_next", "tournament": id}),
+        "bad_request",
+    )
+    .await;
+    org.refused(
+        json!({"type": "add_player", "tournament": id, "surname": ""}),
+        "bad_request",
+    )
+    .await;
+
+    // Player 1 does not show up: the arbiter forfeits them and their match ends by decree.
+    let mut arbiter = Client::connect(&server, "arbiter", None).await;
+    let forfeited = arbiter
+        .request(json!({"type": "forfeit", "tournament": id, "player": 1, "arbiter_token": arb}))
+        .await;
+    assert_eq!(forfeited["type"], "tournament", "{forfeited}");
+    let b1 = boards(&forfeited, 1)
+        .into_iter()
+        .find(|b| b["p1"] == 1 || b["p2"] == 1)
+        .unwrap();
+    assert_eq!(b1["result"], if b1["p1"] == 1 { "-+" } else { "+-" });
+    let m1 = b1["match"].as_str().unwrap().to_string();
+    let state = server.match_state(&m1);
+    assert_eq!(state["status"], "finished");
+    assert!(state["round"]["reason"] == "arbiter", "{state}");
+    arbiter
+        .refused(
+            json!({"type": "forfeit", "tournament": id, "player": 3, "arbiter_token": "wrong"}),
+            "forbidden",
+        )
+        .await;
+
+    // The other boards are decided by the tournament's arbiter token, which opens every match.
+    for b in boards(&forfeited, 1) {
+        if b["result"].is_null() {
+            decide(&mut arbiter, b["match"].as_str().unwrap(), &arb, "p1").await;
+        }
+    }
+    let v = wait_for(&server, &id, "round 1", Duration::from_secs(10), round_over);
+    assert!(boards(&v, 1).iter().all(|b| !b["result"].is_null()));
+    arbiter
+        .refused(
+            json!({"type": "forfeit", "tournament": id, "player": 3, "arbiter_token": arb}),
+            "bad_request",
+        )
+        .await;
+
+    // Player 6 withdraws; a late entrant comes in with a zero-point bye for round 1.
+    let w = org
+        .request(json!({"type": "withdraw", "tournament": id, "player": 6}))
+        .await;
+    assert_eq!(w["players"][5]["withdrawn_from"], 2, "{w}");
+    org.refused(
+        json!({"type": "withdraw", "tournament": id, "player": 6}),
+        "bad_request",
+    )
+    .await;
+    org.refused(
+        json!({"type": "withdraw", "tournament": id, "player": 99}),
+        "bad_request",
+    )
+    .await;
+    let added = org
+        .request(json!({"type": "add_player", "tournament": id, "surname": "Gül", "given": "Gaye"}))
+        .await;
+    assert_eq!(added["type"], "player_added", "{added}");
+    assert_eq!(added["player"]["id"], 7);
+    assert_eq!(added["player"]["token"].as_str().map(str::len), Some(32));
+
+    // Round 2: player 2 has the half-point bye, 6 is out, five are paired with one PAB.
+    let v = org
+        .request(json!({"type": "pair_next", "tournament": id}))
+        .await;
+    assert_eq!(v["current_round"], 2, "{v}");
+    assert_eq!(
+        byes(&v, 1)
+            .iter()
+            .filter(|(p, k)| *p == 7 && k == "zero")
+            .count(),
+        1
+    );
+    let r2 = byes(&v, 2);
+    assert!(r2.contains(&(2, "half".into())), "{r2:?}");
+    assert!(r2.contains(&(6, "absent".into())), "{r2:?}");
+    assert_eq!(
+        r2.iter().filter(|(_, k)| k == "pairing").count(),
+        1,
+        "{r2:?}"
+    );
+    assert_eq!(boards(&v, 2).len(), 2);
+    assert_swiss_invariants(&v, 7);
+
+    // One match ends before the restart, the other after it.
+    let r2 = boards(&v, 2);
+    decide(&mut arbiter, r2[0]["match"].as_str().unwrap(), &arb, "draw").await;
+    wait_for(
+        &server,
+        &id,
+        "first board of round 2",
+        Duration::from_secs(10),
+        |v| !v["pairings"][1]["boards"][0]["result"].is_null(),
+    );
+    let before = view(&server, &id);
+    server.restart();
+    let after = view(&server, &id);
+    assert_eq!(before, after);
+    let mut arbiter = Client::connect(&server, "arbiter again", None).await;
+    decide(&mut arbiter, r2[1]["match"].as_str().unwrap(), &arb, "p2").await;
+    let v = wait_for(
+        &server,
+        &id,
+        "round 2 after the restart",
+        Duration::from_secs(10),
+        round_over,
+    );
+    assert_eq!(boards(&v, 2)[0]["result"], "1/2-1/2");
+    assert_eq!(boards(&v, 2)[1]["result"], "0-1");
+
+    // The TRF holds the forfeit, the byes and the withdrawal, and re-pairs to the same rounds.
+    let (_, trf) = server.get(&format!("/api/tournaments/{id}/trf"));
+    let path = temp_file("lifecycle.trf", &trf);
+    let (code, out, err) = hakem(&["tournament", "check", "--trf", path.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}{err}\n{trf}");
+    let line = |n: usize| {
+        trf.lines()
+            .find(|l| l.starts_with(&format!("001 {n:>4}")))
+            .unwrap()
+            .to_string()
+    };
+    assert!(line(2).ends_with("0000 - H"), "{trf}");
+    assert!(line(6).ends_with("0000 - -"), "{trf}");
+    assert!(line(7).contains("0000 - Z"), "{trf}");
+    let forfeit = line(1);
+    let words: Vec<&str> = forfeit.split_whitespace().collect();
+    assert!(
+        words
+            .windows(2)
+            .any(|w| matches!(w[0], "w" | "b") && w[1] == "-"),
+        "{trf}"
+    );
+    // Standings count forfeits as 1/0, the half-point bye as 1/2, absences as 0.
+    let mut expected: HashMap<u64, f64> = HashMap::new();
+    for round in v["pairings"].as_array().unwrap() {
+        for b in round["boards"].as_array().unwrap() {
+            let (p1, p2) = match b["result"].as_str().unwrap() {
+                "1-0" | "+-" => (1.0, 0.0),
+                "0-1" | "-+" => (0.0, 1.0),
+                "1/2-1/2" => (0.5, 0.5),
+                _ => (0.0, 0.0),
+            };
+            *expected.entry(b["p1"].as_u64().unwrap()).or_default() += p1;
+            *expected.entry(b["p2"].as_u64().unwrap()).or_default() += p2;
+        }
+        for bye in round["byes"].as_array().unwrap() {
+            *expected.entry(bye["player"].as_u64().unwrap()).or_default() +=
+                bye["points"].as_f64().unwrap();
+        }
+    }
+    for s in v["standings"].as_array().unwrap() {
+        let id = s["id"].as_u64().unwrap();
+        assert_eq!(
+            s["points"].as_f64(),
+            Some(expected[&id]),
+            "player {id}: {v}"
+        );
+    }
+    assert!(expected[&2] >= 0.5);
+}
+
+#[tokio::test]
+async fn automatic_pairing_runs_every_round_to_the_end() {
+    let server = Server::start();
+    let mut org = organizer(&server).await;
+    let created = org
+        .request(json!({
+            "type": "create_tournament", "name": "Hızlı", "game": "quoridor", "rounds": 3,
+            "auto_pair": true, "pairing": "dutch2017", "edition": "2024",
+            "tiebreaks": ["SB", "WIN"],
+            "players": players(&[("Kaya", "A"), ("Kaya", "B"), ("Kara", "C"), ("Koç", "D")]),
+        }))
+        .await;
+    let id = created["tournament"].as_str().unwrap().to_string();
+    let arb = created["arbiter_token"].as_str().unwrap().to_string();
+    let started = org
+        .request(json!({"type": "start_tournament", "tournament": id}))
+        .await;
+    assert_eq!(started["colour_lot"]["drawn"], true);
+    let mut arbiter = Client::connect(&server, "arbiter", None).await;
+    for round in 1..=3usize {
+        let v = wait_for(
+            &server,
+            &id,
+            "a paired round",
+            Duration::from_secs(10),
+            |v| v["current_round"] == round,
+        );
+        for b in boards(&v, round) {
+            decide(&mut arbiter, b["match"].as_str().unwrap(), &arb, "p1").await;
+        }
+    }
+    let v = wait_for(&server, &id, "the end", Duration::from_secs(10), |v| {
+        v["status"] == "finished"
+    });
+    assert_eq!(v["completed_rounds"], 3);
+    assert_eq!(v["pairing"], "dutch2017");
+    assert_swiss_invariants(&v, 4);
+    let first = &v["standings"][0];
+    assert_eq!(
+        first["tiebreaks"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .collect::<Vec<_>>(),
+        ["SB", "WIN"]
+    );
+    org.refused(
+        json!({"type": "pair_next", "tournament": id}),
+        "bad_request",
+    )
+    .await;
+    org.refused(
+        json!({"type": "request_bye", "tournament": id, "player": 1, "round": 3}),
+        "bad_request",
+    )
+    .await;
+    let list = server.get_json("/api/tournaments");
+    assert_eq!(list["tournaments"][0]["tournament"], id.as_str());
+    assert_eq!(list["tournaments"][0]["status"], "finished");
+}
+
+#[tokio::test]
+async fn tournament_commands_are_refused_with_clear_errors() {
+    let server = Server::start();
+    let mut guest = Client::connect(&server, "guest", None).await;
+    let create = json!({"type": "create_tournament", "name": "X", "game": "pentago", "rounds": 3});
+    guest.refused(create.clone(), "forbidden").await;
+    let mut org = organizer(&server).await;
+    for (field, value) in [
+        ("rounds", json!(0)),
+        ("game", json!("chess")),
+        ("variant", json!("giant")),
+        ("name", json!("  ")),
+        ("tiebreaks", json!(["BH", "ELO"])),
+        ("players", json!([{"surname": "A", "account": "nobody"}])),
+        ("players", json!([{"surname": ""}])),
+    ] {
+        let mut bad = create.clone();
+        bad[field] = value;
+        org.refused(bad, "bad_request").await;
+    }
+    org.refused(
+        json!({"type": "create_tournament", "name": "X"}),
+        "bad_request",
+    )
+    .await;
+    org.refused(
+        json!({"type": "forfeit", "tournament": "nope", "player": 1}),
+        "unknown_tournament",
+    )
+    .await;
+    org.refused(
+        json!({"type": "get_tournament", "tournament": "nope"}),
+        "unknown_tournament",
+    )
+    .await;
+    org.refused(
+        json!({"type": "withdraw", "tournament": "nope", "player": "one"}),
+        "bad_request",
+    )
+    .await;
+    let (status, body) = server.get("/api/tournaments/nope");
+    assert_eq!(status, 404, "{body}");
+    assert!(body.contains("unknown_tournament"), "{body}");
+    assert_eq!(server.get("/api/tournaments/nope/trf").0, 404);
+
+    // Nothing was created by the refused requests.
+    assert_eq!(
+        server.get_json("/api/tournaments")["tournaments"],
+        json!([])
+    );
+
+    let one = org
+        .request(
+            json!({"type": "create_tournament", "name": "Solo", "game": "pentago", "rounds": 1,
+                        "players": players(&[("Yalnız", "Yusuf")])}),
+        )
+        .await;
+    let id = one["tournament"].as_str().unwrap();
+    org.refused(
+        json!({"type": "start_tournament", "tournament": id}),
+        "bad_request",
+    )
+    .await;
+    guest
+        .refused(
+            json!({"type": "start_tournament", "tournament": id}),
+            "forbidden",
+        )
+        .await;
+    guest
+        .refused(
+            json!({"type": "add_player", "tournament": id, "surname": "Z"}),
+            "forbidden",
+        )
+        .await;
+    // Before the start, a withdrawal strikes the player from the list.
+    let v = org
+        .request(json!({"type": "withdraw", "tournament": id, "player": 1}))
+        .await;
+    assert_eq!(v["players"], json!([]));
+    // A guest may read the view.
+    let v = guest
+        .request(json!({"type": "get_tournament", "tournament": id}))
+        .await;
+    assert_eq!(v["status"], "registration");
+}
