@@ -7,8 +7,8 @@ use std::process::ExitCode;
 use clap::Args;
 use hakem_games::{AnyPosition, GameKind};
 use hakem_protocol::tournament::{
-    ByeKind, CreateTournament, NewPlayer, PairingRules, TiebreakEdition, TournamentStatus,
-    TournamentView,
+    ByeKind, CreateTournament, NewPlayer, PairingRules, PlayerToken, TiebreakEdition,
+    TournamentStatus, TournamentView,
 };
 use hakem_protocol::{ClientMessage, Seat, ServerMessage};
 use serde_json::json;
@@ -191,12 +191,11 @@ async fn ask(
     let reply = conn.request(message).await;
     let _ = tokio::time::timeout(std::time::Duration::from_secs(1), conn.close()).await;
     match reply.map_err(|e| e.0)? {
-        Incoming::Message(ServerMessage::Error(error)) => Err(format!(
-            "the server refused: {} ({})",
-            error.message, error.code
-        )),
+        Incoming::Message(ServerMessage::Error(error)) => {
+            Err(refusal(Incoming::Message(ServerMessage::Error(error))))
+        }
         Incoming::Message(message) => Ok(message),
-        Incoming::Other(value) => Err(format!("unexpected reply from the server: {value}")),
+        other => Err(refusal(other)),
     }
 }
 
@@ -401,28 +400,124 @@ fn print_round(view: &TournamentView, round: u32) {
 
 async fn add(args: AddArgs) -> Result<(), String> {
     let t = &args.target;
-    let message = ClientMessage::AddPlayer {
+    let message = ClientMessage::AddPlayers {
         tournament: t.tournament.clone(),
-        surname: args.surname.clone(),
-        given: args.given.clone(),
-        account: args.account.clone(),
+        players: vec![NewPlayer {
+            surname: args.surname.clone(),
+            given: args.given.clone(),
+            account: args.account.clone(),
+        }],
         arbiter_token: Some(t.auth.token.clone()),
     };
     match ask(&t.auth.server.server, Some(&t.auth.token), message).await? {
-        ServerMessage::PlayerAdded { player, .. } => {
-            println!(
-                "player {} {} (account {}){}",
-                player.id,
-                player.name,
-                player.account,
-                player
-                    .token
-                    .map(|token| format!(", token {token}"))
-                    .unwrap_or_default()
-            );
+        ServerMessage::PlayersAdded { players, .. } => {
+            for player in players {
+                println!(
+                    "player {} {} (account {}){}",
+                    player.id,
+                    player.name,
+                    player.account,
+                    player
+                        .token
+                        .map(|token| format!(", token {token}"))
+                        .unwrap_or_default()
+                );
+            }
             Ok(())
         }
         other => Err(format!("unexpected reply from the server: {other:?}")),
+    }
+}
+
+/// Splits a player list into pieces whose frames stay well under the protocol's 16 KiB.
+fn batches(players: Vec<NewPlayer>) -> Vec<Vec<NewPlayer>> {
+    const BUDGET: usize = 12 * 1024;
+    let mut out: Vec<Vec<NewPlayer>> = vec![Vec::new()];
+    let mut size = 0;
+    for player in players {
+        let bytes = serde_json::to_string(&player).map_or(BUDGET, |s| s.len() + 1);
+        if size + bytes > BUDGET && out.last().is_some_and(|b| !b.is_empty()) {
+            out.push(Vec::new());
+            size = 0;
+        }
+        size += bytes;
+        if let Some(last) = out.last_mut() {
+            last.push(player);
+        }
+    }
+    out
+}
+
+/// Creates the tournament with the first batch of players and adds the others; returns the
+/// tournament id, its arbiter token and every player with their final number.
+async fn create_with_players(
+    auth: &Authority,
+    mut create: CreateTournament,
+    players: Vec<NewPlayer>,
+) -> Result<(String, String, Vec<PlayerToken>), String> {
+    let mut batches = batches(players).into_iter();
+    create.players = batches.next().unwrap_or_default();
+    let mut conn = Connection::open_as(&auth.server.server, &auth.token)
+        .await
+        .map_err(|e| e.0)?;
+    let outcome = async {
+        let (id, arbiter_token, mut players) = match conn
+            .request(ClientMessage::CreateTournament(create))
+            .await
+            .map_err(|e| e.0)?
+        {
+            Incoming::Message(ServerMessage::TournamentCreated {
+                tournament,
+                arbiter_token,
+                players,
+                ..
+            }) => (tournament, arbiter_token, players),
+            other => return Err(refusal(other)),
+        };
+        let mut more = false;
+        for batch in batches {
+            more = true;
+            let message = ClientMessage::AddPlayers {
+                tournament: id.clone(),
+                players: batch,
+                arbiter_token: None,
+            };
+            match conn.request(message).await.map_err(|e| e.0)? {
+                Incoming::Message(ServerMessage::PlayersAdded { players: added, .. }) => {
+                    players.extend(added)
+                }
+                other => return Err(refusal(other)),
+            }
+        }
+        if more {
+            // Numbers follow the alphabet until the start: read the final ones.
+            let message = ClientMessage::GetTournament {
+                tournament: id.clone(),
+            };
+            let view = match conn.request(message).await.map_err(|e| e.0)? {
+                Incoming::Message(ServerMessage::Tournament { view, .. }) => view,
+                other => return Err(refusal(other)),
+            };
+            for p in &mut players {
+                if let Some(v) = view.players.iter().find(|v| v.account == p.account) {
+                    p.id = v.id;
+                }
+            }
+            players.sort_by_key(|p| p.id);
+        }
+        Ok((id, arbiter_token, players))
+    }
+    .await;
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(1), conn.close()).await;
+    outcome
+}
+
+fn refusal(reply: Incoming) -> String {
+    match reply {
+        Incoming::Message(ServerMessage::Error(error)) => {
+            format!("the server refused: {} ({})", error.message, error.code)
+        }
+        other => format!("unexpected reply from the server: {other:?}"),
     }
 }
 
@@ -475,25 +570,14 @@ async fn create(args: CreateArgs) -> ExitCode {
             .map(|s| s.trim().to_string())
             .filter(|s| !s.is_empty())
             .collect(),
-        players,
+        players: Vec::new(),
         colour_lot: args.colour_lot,
         auto_pair: args.auto_pair,
         max_half_byes: args.max_half_byes,
     };
-    let reply = ask(
-        &args.auth.server.server,
-        Some(&args.auth.token),
-        ClientMessage::CreateTournament(create),
-    )
-    .await;
-    let (id, arbiter_token, players) = match reply {
-        Ok(ServerMessage::TournamentCreated {
-            tournament,
-            arbiter_token,
-            players,
-            ..
-        }) => (tournament, arbiter_token, players),
-        Ok(other) => return fail(format!("unexpected reply from the server: {other:?}")),
+    let (id, arbiter_token, players) = match create_with_players(&args.auth, create, players).await
+    {
+        Ok(created) => created,
         Err(e) => return fail(e),
     };
     if args.json {
@@ -622,6 +706,34 @@ mod tests {
         assert_eq!(players[1].given, "Bora");
         assert_eq!(players[1].account.as_deref(), Some("bot-1"));
         assert_eq!(players[2].given, "Can \"the wall\"");
+    }
+
+    #[test]
+    fn long_player_lists_go_in_frames_under_the_limit() {
+        let players: Vec<NewPlayer> = (0..1000)
+            .map(|i| NewPlayer {
+                surname: format!("Soyadı{i}"),
+                given: "Adı Uzun Bir İsim".into(),
+                account: None,
+            })
+            .collect();
+        let pieces = batches(players);
+        assert!(pieces.len() > 1);
+        assert_eq!(pieces.iter().map(Vec::len).sum::<usize>(), 1000);
+        for piece in &pieces {
+            let frame = serde_json::to_string(&ClientMessage::AddPlayers {
+                tournament: "q7ww2k9d3mxa".into(),
+                players: piece.clone(),
+                arbiter_token: Some("0".repeat(32)),
+            })
+            .unwrap();
+            assert!(
+                frame.len() < hakem_protocol::MAX_FRAME_BYTES,
+                "{}",
+                frame.len()
+            );
+        }
+        assert_eq!(batches(Vec::new()).len(), 1);
     }
 
     #[test]

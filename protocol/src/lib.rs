@@ -268,14 +268,11 @@ pub enum ClientMessage {
     },
     /// Organizer only: a Swiss tournament.
     CreateTournament(CreateTournament),
-    /// A late entry (or, before the start, one more player). Organizer or tournament arbiter.
-    AddPlayer {
+    /// Late entries (or, before the start, more players: a list too long for one
+    /// `create_tournament` frame comes in several). Organizer or tournament arbiter.
+    AddPlayers {
         tournament: String,
-        surname: String,
-        #[serde(default)]
-        given: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        account: Option<String>,
+        players: Vec<NewPlayer>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         arbiter_token: Option<String>,
     },
@@ -361,7 +358,7 @@ impl ClientMessage {
         "start_set",
         "declare",
         "create_tournament",
-        "add_player",
+        "add_players",
         "start_tournament",
         "pair_next",
         "withdraw",
@@ -381,7 +378,7 @@ impl ClientMessage {
             | CreateAccount { .. }
             | ListMatches
             | CreateTournament(_)
-            | AddPlayer { .. }
+            | AddPlayers { .. }
             | StartTournament { .. }
             | PairNext { .. }
             | Withdraw { .. }
@@ -601,12 +598,12 @@ pub enum ServerMessage {
         arbiter_token: String,
         players: Vec<PlayerToken>,
     },
-    /// A player was added (a late entry after the start).
-    PlayerAdded {
+    /// Players were added (late entries after the start); tokens as in `tournament_created`.
+    PlayersAdded {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         re: Option<Value>,
         tournament: String,
-        player: PlayerToken,
+        players: Vec<PlayerToken>,
     },
     /// A tournament's view: the answer to `get_tournament` and to every tournament command.
     Tournament {
@@ -635,7 +632,7 @@ impl ServerMessage {
             | Matches { re, .. }
             | Ack { re, .. }
             | TournamentCreated { re, .. }
-            | PlayerAdded { re, .. }
+            | PlayersAdded { re, .. }
             | Tournament { re, .. }
             | Trf { re, .. } => re.as_ref(),
             Error(error) => error.re.as_ref(),

@@ -282,21 +282,17 @@ impl Session {
                     Err(failure) => self.error(re, failure.code, failure.message),
                 }
             }
-            ClientMessage::AddPlayer {
+            ClientMessage::AddPlayers {
                 tournament: id,
-                surname,
-                given,
-                account,
+                players,
                 arbiter_token,
             } => {
                 let caller = self.caller(arbiter_token.as_deref());
-                match tournament::add_player(&self.app, &id, caller, &surname, &given, account)
-                    .await
-                {
-                    Ok(player) => self.send(&ServerMessage::PlayerAdded {
+                match tournament::add_players(&self.app, &id, caller, players).await {
+                    Ok(players) => self.send(&ServerMessage::PlayersAdded {
                         re,
                         tournament: id,
-                        player,
+                        players,
                     }),
                     Err(failure) => self.error(re, failure.code, failure.message),
                 }

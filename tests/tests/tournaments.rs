@@ -390,7 +390,7 @@ async fn byes_withdrawals_late_entries_and_forfeits_survive_a_restart() {
     )
     .await;
     org.refused(
-        json!({"type": "add_player", "tournament": id, "surname": ""}),
+        json!({"type": "add_players", "tournament": id, "players": [{"surname": ""}]}),
         "bad_request",
     )
     .await;
@@ -448,11 +448,14 @@ async fn byes_withdrawals_late_entries_and_forfeits_survive_a_restart() {
     )
     .await;
     let added = org
-        .request(json!({"type": "add_player", "tournament": id, "surname": "Gül", "given": "Gaye"}))
+        .request(json!({"type": "add_players", "tournament": id, "players": [{"surname": "Gül", "given": "Gaye"}]}))
         .await;
-    assert_eq!(added["type"], "player_added", "{added}");
-    assert_eq!(added["player"]["id"], 7);
-    assert_eq!(added["player"]["token"].as_str().map(str::len), Some(32));
+    assert_eq!(added["type"], "players_added", "{added}");
+    assert_eq!(added["players"][0]["id"], 7);
+    assert_eq!(
+        added["players"][0]["token"].as_str().map(str::len),
+        Some(32)
+    );
 
     // Round 2: player 2 has the half-point bye, 6 is out, five are paired with one PAB.
     let v = org
@@ -655,6 +658,15 @@ async fn tournament_commands_are_refused_with_clear_errors() {
         "bad_request",
     )
     .await;
+    // A player list too long for one frame is refused as a whole (the CLI splits it).
+    let huge: Vec<Value> = (0..600)
+        .map(|i| json!({"surname": format!("Oyuncu{i} Uzun Soyadı"), "given": "Adı"}))
+        .collect();
+    let mut too_many = create.clone();
+    too_many["players"] = json!(huge);
+    org.send(too_many).await;
+    let error = org.find(|f| f["type"] == "error").await;
+    assert_eq!(error["code"], "too_large", "{error}");
     let (status, body) = server.get("/api/tournaments/nope");
     assert_eq!(status, 404, "{body}");
     assert!(body.contains("unknown_tournament"), "{body}");
@@ -686,10 +698,15 @@ async fn tournament_commands_are_refused_with_clear_errors() {
         .await;
     guest
         .refused(
-            json!({"type": "add_player", "tournament": id, "surname": "Z"}),
+            json!({"type": "add_players", "tournament": id, "players": [{"surname": "Z"}]}),
             "forbidden",
         )
         .await;
+    org.refused(
+        json!({"type": "add_players", "tournament": id, "players": []}),
+        "bad_request",
+    )
+    .await;
     // Before the start, a withdrawal strikes the player from the list.
     let v = org
         .request(json!({"type": "withdraw", "tournament": id, "player": 1}))
@@ -700,4 +717,55 @@ async fn tournament_commands_are_refused_with_clear_errors() {
         .request(json!({"type": "get_tournament", "tournament": id}))
         .await;
     assert_eq!(v["status"], "registration");
+}
+
+#[tokio::test]
+async fn a_long_player_list_goes_to_the_server_in_several_frames() {
+    let server = Server::start();
+    let url = server.ws_url();
+    let mut csv = String::from("surname,given\n");
+    for i in (0..400).rev() {
+        csv.push_str(&format!("Oyuncu{i:03},Adı Soyadı Uzun İsim\n"));
+    }
+    let csv = temp_file("many.csv", &csv);
+    let (code, out, err) = hakem(&[
+        "tournament",
+        "create",
+        "--server",
+        &url,
+        "--token",
+        ORGANIZER,
+        "--name",
+        "Büyük Açık",
+        "--rounds",
+        "9",
+        "--players",
+        csv.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    let created: Value = serde_json::from_str(out.trim()).unwrap();
+    let players = created["players"].as_array().unwrap();
+    assert_eq!(players.len(), 400);
+    // The numbers printed are the final ones: alphabetical, whatever frame a player came in.
+    for (i, p) in players.iter().enumerate() {
+        assert_eq!(p["id"], i + 1);
+        assert_eq!(p["name"], format!("Oyuncu{i:03} Adı Soyadı Uzun İsim"));
+    }
+    let id = created["tournament"].as_str().unwrap();
+    let (code, out, err) = hakem(&[
+        "tournament",
+        "start",
+        "--server",
+        &url,
+        "--tournament",
+        id,
+        "--token",
+        ORGANIZER,
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    let v = view(&server, id);
+    assert_eq!(v["pairings"][0]["boards"].as_array().unwrap().len(), 200);
+    let last = v["pairings"][0]["boards"][199]["match"].as_str().unwrap();
+    assert_eq!(server.match_state(last)["status"], "waiting");
 }

@@ -13,7 +13,8 @@ use std::sync::Arc;
 
 use dashmap::DashMap;
 use hakem_protocol::tournament::{
-    ColourLot, CreateTournament, PlayerToken, TournamentStatus, TournamentSummary, TournamentView,
+    ColourLot, CreateTournament, NewPlayer, PlayerToken, TournamentStatus, TournamentSummary,
+    TournamentView,
 };
 use hakem_protocol::{AccountKind, CreateMatch, ErrorCode, PerSeat, RoundResult, Scope, Seat};
 use tokio::sync::{oneshot, Mutex};
@@ -208,49 +209,8 @@ pub async fn create(app: &App, create: CreateTournament) -> Result<Created, Fail
     t.colour_lot = create
         .colour_lot
         .map(|seat| ColourLot { seat, drawn: false });
-    // Every name is checked before any account is made, so that a refusal leaves nothing.
-    let mut trial = t.clone();
-    for (i, player) in create.players.iter().enumerate() {
-        if let Some(name) = &player.account {
-            if !app.accounts.exists(name) {
-                return Err(Failure::new(
-                    ErrorCode::BadRequest,
-                    format!("no account {name:?}"),
-                ));
-            }
-        }
-        let account = player
-            .account
-            .clone()
-            .unwrap_or_else(|| format!("{id}-new{i}"));
-        trial
-            .add_player(&player.surname, &player.given, account)
-            .map_err(|r| {
-                let Failure { code, message } = Failure::from(r);
-                Failure::new(code, format!("player {}: {message}", i + 1))
-            })?;
-    }
-    let mut tokens = Vec::with_capacity(create.players.len());
-    for player in create.players {
-        let (account, token) = account_for(app, &mut t, player.account).await?;
-        t.add_player(&player.surname, &player.given, account.clone())?;
-        tokens.push((account, token));
-    }
+    let players = enter(app, &mut t, create.players).await?;
     save(app, &t).await?;
-    let players = tokens
-        .into_iter()
-        .filter_map(|(account, token)| {
-            let id = t.id_of_account(&account)?;
-            Some(PlayerToken {
-                id,
-                name: t.players[id as usize - 1].name(),
-                account,
-                token,
-            })
-        })
-        .collect::<Vec<_>>();
-    let mut players = players;
-    players.sort_by_key(|p| p.id);
     let created = Created {
         id: id.clone(),
         arbiter_token: t.arbiter_token.clone(),
@@ -261,36 +221,79 @@ pub async fn create(app: &App, create: CreateTournament) -> Result<Created, Fail
     Ok(created)
 }
 
-/// A player entered after the tournament was created (a late entry once it runs).
-pub async fn add_player(
+/// Enters `players` into `t`, making accounts for those without one; returns their numbers
+/// (after all of them are in: before the start, numbers follow the alphabet) and tokens.
+/// Every name is checked on a copy before any account is made, so that a refusal leaves
+/// nothing behind.
+async fn enter(
+    app: &App,
+    t: &mut Tournament,
+    players: Vec<NewPlayer>,
+) -> Result<Vec<PlayerToken>, Failure> {
+    let mut trial = t.clone();
+    for (i, player) in players.iter().enumerate() {
+        if let Some(name) = &player.account {
+            if !app.accounts.exists(name) {
+                return Err(Failure::new(
+                    ErrorCode::BadRequest,
+                    format!("player {}: no account {name:?}", i + 1),
+                ));
+            }
+        }
+        let account = player
+            .account
+            .clone()
+            .unwrap_or_else(|| format!("{}-new{i}", t.id));
+        trial
+            .add_player(&player.surname, &player.given, account)
+            .map_err(|r| {
+                let Failure { code, message } = Failure::from(r);
+                Failure::new(code, format!("player {}: {message}", i + 1))
+            })?;
+    }
+    let mut accounts = Vec::with_capacity(players.len());
+    for player in players {
+        let (account, token) = account_for(app, t, player.account).await?;
+        t.add_player(&player.surname, &player.given, account.clone())?;
+        accounts.push((account, token));
+    }
+    let mut entered: Vec<PlayerToken> = accounts
+        .into_iter()
+        .filter_map(|(account, token)| {
+            let id = t.id_of_account(&account)?;
+            Some(PlayerToken {
+                id,
+                name: t.players[id as usize - 1].name(),
+                account,
+                token,
+            })
+        })
+        .collect();
+    entered.sort_by_key(|p| p.id);
+    Ok(entered)
+}
+
+/// More players (late entries once the tournament runs).
+pub async fn add_players(
     app: &App,
     id: &str,
     caller: Caller<'_>,
-    surname: &str,
-    given: &str,
-    account: Option<String>,
-) -> Result<PlayerToken, Failure> {
+    players: Vec<NewPlayer>,
+) -> Result<Vec<PlayerToken>, Failure> {
     let handle = app.tournaments.get(id)?;
     let mut t = handle.lock().await;
     if !caller.arbitrates(&t) {
         return Err(forbidden());
     }
+    if players.is_empty() {
+        return Err(Failure::new(ErrorCode::BadRequest, "no players to add"));
+    }
     let mut next = t.clone();
-    // A trial entry checks the names before an account is made for the player.
-    let mut trial = next.clone();
-    let probe = account.clone().unwrap_or_else(|| format!("{id}-probe"));
-    trial.add_player(surname, given, probe)?;
-    let (account, token) = account_for(app, &mut next, account).await?;
-    let player = next.add_player(surname, given, account.clone())?;
+    let entered = enter(app, &mut next, players).await?;
     save(app, &next).await?;
     *t = next;
-    tracing::info!(tournament = %id, player, "player entered");
-    Ok(PlayerToken {
-        id: player,
-        name: t.players[player as usize - 1].name(),
-        account,
-        token,
-    })
+    tracing::info!(tournament = %id, players = entered.len(), "players entered");
+    Ok(entered)
 }
 
 /// Runs `change` on a copy of the tournament, stores it, puts it in place, and creates the
