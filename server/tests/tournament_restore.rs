@@ -1,0 +1,117 @@
+//! A tournament brought up to date at start: a match result stored but never recorded by the
+//! tournament (the server died in between) is recorded, and a match of the current round that
+//! was never created (the server died between storing the pairing and creating it) is created.
+
+use hakem_protocol::tournament::{default_tiebreaks, CreateTournament, NewPlayer};
+use hakem_protocol::{MatchStatus, Scope, Seat, Winner};
+use hakem_server::room::RoomCommand;
+use hakem_server::round::Command;
+use hakem_server::store::Store;
+use hakem_server::tournament::{self, Caller};
+use hakem_server::{App, Limits};
+use tokio::sync::oneshot;
+
+async fn server(url: &str) -> std::sync::Arc<App> {
+    let store = Store::open(url).await.expect("open the store");
+    App::new("organizer".into(), Some(store), Limits::default())
+}
+
+fn create(players: &[&str]) -> CreateTournament {
+    CreateTournament {
+        name: "Restart".into(),
+        game: "pente".into(),
+        variant: None,
+        sets: 1,
+        clock: None,
+        warnings_limit: 3,
+        rounds: 3,
+        pairing: Default::default(),
+        edition: Default::default(),
+        tiebreaks: default_tiebreaks(),
+        players: players
+            .iter()
+            .map(|s| NewPlayer {
+                surname: s.to_string(),
+                given: String::new(),
+                account: None,
+            })
+            .collect(),
+        colour_lot: Some(Seat::P1),
+        auto_pair: false,
+        max_half_byes: 1,
+    }
+}
+
+#[tokio::test]
+async fn a_tournament_catches_up_with_its_matches_at_start() {
+    let path = std::env::temp_dir().join(format!("hakem-restore-{}.db", std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    let url = format!("sqlite://{}", path.display());
+    let organizer = Caller {
+        organizer: true,
+        ..Caller::default()
+    };
+
+    // The first server never listens for finished matches: as if it died right after a match
+    // stored its last event, before the tournament heard of it.
+    let first = server(&url).await;
+    let created = tournament::create(&first, create(&["Ak", "Bal", "Can", "Dal"]))
+        .await
+        .unwrap();
+    let id = created.id;
+    let view = tournament::start(&first, &id, organizer, None)
+        .await
+        .unwrap();
+    let boards = view.pairings[0].boards.clone();
+    assert_eq!(boards.len(), 2);
+    let room = first.room(&boards[0].match_id).await.unwrap();
+    let (reply, answer) = oneshot::channel();
+    let declare = Command::Declare {
+        scope: Scope::Round,
+        winner: Winner::P2,
+        reason: "test".into(),
+    };
+    room.tx
+        .send(RoomCommand::Decree {
+            command: declare,
+            reply,
+        })
+        .await
+        .unwrap();
+    answer.await.unwrap().unwrap();
+    assert_eq!(
+        first.tournaments.view(&id).await.unwrap().pairings[0].boards[0].result,
+        None
+    );
+    drop(first);
+
+    // The second match's rows vanish, as if it had never been created.
+    let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
+    for sql in [
+        "DELETE FROM events WHERE match_id = ?1",
+        "DELETE FROM matches WHERE id = ?1",
+    ] {
+        sqlx::query(sql)
+            .bind(&boards[1].match_id)
+            .execute(&pool)
+            .await
+            .unwrap();
+    }
+    pool.close().await;
+
+    let second = server(&url).await;
+    second.load_accounts().await.unwrap();
+    second.restore_live_matches().await.unwrap();
+    assert_eq!(second.run_tournaments().await.unwrap(), 1);
+    let view = second.tournaments.view(&id).await.unwrap();
+    assert_eq!(view.pairings[0].boards[0].result.as_deref(), Some("0-1"));
+    assert_eq!(view.pairings[0].boards[1].result, None);
+    let recreated = second.room(&boards[1].match_id).await.unwrap();
+    assert_eq!(recreated.summary().status, MatchStatus::Waiting);
+    // Its players are seated by account again.
+    let names = recreated.summary().players;
+    let p1 = &view.players[boards[1].p1 as usize - 1].name;
+    assert_eq!(&names.p1, p1);
+    assert!(second.run_tournaments().await.is_err(), "only once");
+    let _ = std::fs::remove_file(&path);
+}
