@@ -14,6 +14,8 @@ export const CHROMIUM = process.env.HAKEM_CHROMIUM || "/usr/bin/chromium";
 export const SERVER_BIN = process.env.HAKEM_SERVER_BIN || resolve(here, "../target/debug/hakem-server");
 export const ARTIFACTS = resolve(here, "artifacts");
 export const SCREENSHOTS = resolve(here, "../docs/screenshots");
+/** The server's `--admin-token`: the organizer's, who creates tournaments. */
+export const ORGANIZER_TOKEN = "web-tests-organizer";
 
 /**
  * Why the browser tests cannot run here, or null. Without Chromium they are skipped, except
@@ -35,7 +37,7 @@ export async function startServer() {
     throw new Error(`${SERVER_BIN} is missing: run \`cargo build -p hakem-server\` (or set HAKEM_SERVER_BIN)`);
   }
   const dir = mkdtempSync(join(tmpdir(), "hakem-web-tests-"));
-  const child = spawn(SERVER_BIN, ["--listen", "127.0.0.1:0", "--admin-token", "web-tests-organizer"], {
+  const child = spawn(SERVER_BIN, ["--listen", "127.0.0.1:0", "--admin-token", ORGANIZER_TOKEN], {
     cwd: dir,
     env: { ...process.env, HAKEM_LOG: "warn", HAKEM_DATABASE: `sqlite://${join(dir, "hakem.db")}` },
     stdio: ["ignore", "pipe", "inherit"],
@@ -139,6 +141,53 @@ export async function openMatch(page, link) {
 export function artifactPath(name) {
   mkdirSync(ARTIFACTS, { recursive: true });
   return join(ARTIFACTS, name);
+}
+
+/**
+ * A WebSocket of protocol v1 signed in as the organizer (or with another token). It runs
+ * inside a Chromium page on the server's origin, so that the tests need no WebSocket
+ * package of their own and no particular Node.js. `request(message)` sends it with an `id`
+ * and resolves with the reply carrying that `re`; an `error` reply rejects.
+ */
+export async function protocolClient(browser, server, token = ORGANIZER_TOKEN) {
+  const page = await newPage(browser);
+  await page.goto(`${server.url}/api/tournaments`);
+  await page.evaluate(async (token) => {
+    const ws = new WebSocket(`${location.origin.replace(/^http/, "ws")}/ws`);
+    const client = { ws, next: 1, waiting: new Map() };
+    window.__hakem = client;
+    await new Promise((resolvePromise, reject) => {
+      ws.addEventListener("error", () => reject(new Error("WebSocket error")));
+      ws.addEventListener("open", () => ws.send(JSON.stringify({ type: "hello", protocol: 1, client: "hakem-web-tests", token })));
+      ws.addEventListener("message", (e) => {
+        const frame = JSON.parse(e.data);
+        if (frame.type === "welcome") resolvePromise();
+        else if (frame.type === "error" && frame.re == null) reject(new Error(`${frame.code}: ${frame.message}`));
+        const answer = client.waiting.get(frame.re);
+        if (frame.re != null && answer) {
+          client.waiting.delete(frame.re);
+          answer(frame);
+        }
+      });
+    });
+  }, token);
+  return {
+    async request(message) {
+      const reply = await page.evaluate(
+        (message) =>
+          new Promise((resolvePromise) => {
+            const client = window.__hakem;
+            const id = client.next++;
+            client.waiting.set(id, resolvePromise);
+            client.ws.send(JSON.stringify({ ...message, id }));
+          }),
+        message,
+      );
+      if (reply.type === "error") throw new Error(`${message.type} refused: ${reply.code}: ${reply.message}`);
+      return reply;
+    },
+    close: () => page.close(),
+  };
 }
 
 /** The moves in a page's move list, in order. */

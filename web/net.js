@@ -147,11 +147,29 @@ export class Connection {
   }
 }
 
-/** The whole state of a match as a spectator sees it, from the read-only HTTP API. */
-export async function fetchState(matchId) {
-  const response = await fetch(`/api/matches/${encodeURIComponent(matchId)}`, {
-    cache: "no-store",
-  });
-  if (!response.ok) throw new ServerError(await response.json().catch(() => ({ code: "unknown_match" })));
+/** A JSON document of the read-only HTTP API; a 404 rejects with the server's ServerError. */
+async function getJson(path, missing) {
+  const response = await fetch(path, { cache: "no-store" });
+  if (!response.ok) throw new ServerError(await response.json().catch(() => ({ code: missing })));
   return response.json();
+}
+
+/** The whole state of a match as a spectator sees it, from the read-only HTTP API. */
+export function fetchState(matchId) {
+  return getJson(`/api/matches/${encodeURIComponent(matchId)}`, "unknown_match");
+}
+
+/** One line per tournament on the server: `{tournaments: [...]}`. */
+export function fetchTournaments() {
+  return getJson("/api/tournaments", "internal");
+}
+
+/** A tournament's whole view: settings, players, standings, the pairings of every round. */
+export function fetchTournament(id) {
+  return getJson(`/api/tournaments/${encodeURIComponent(id)}`, "unknown_tournament");
+}
+
+/** Where the FIDE TRF of a tournament's completed rounds is served. */
+export function trfUrl(id) {
+  return `/api/tournaments/${encodeURIComponent(id)}/trf`;
 }

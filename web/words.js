@@ -1,6 +1,6 @@
 // Moves, events and errors in words, for the live region, the log and the error box.
 
-import { t } from "./i18n.js";
+import { lang, t } from "./i18n.js";
 import { parsePentagoMove } from "./board.js";
 
 /** The seat that moves first in the current set (p1 in sets 1 and 3). */
@@ -12,6 +12,14 @@ export function firstMover(state) {
 export function colourOf(game, side) {
   if (game === "pentago") return t(side === "first" ? "black" : "white");
   if (game === "pente") return t(side === "first" ? "white" : "black");
+  return null;
+}
+
+/** What moving first or second means in a game: a colour, or Quoridor's starting square. */
+export function sideWords(game, side) {
+  const colour = colourOf(game, side);
+  if (colour) return colour;
+  if (game === "quoridor") return t(side === "first" ? "starts_e1" : "starts_e9");
   return null;
 }
 
@@ -192,4 +200,72 @@ export function clockWords(ms) {
   if (m === 0) return t("n_seconds", { n: s });
   if (s === 0) return t("n_minutes", { n: m });
   return t("n_minutes_seconds", { m, s });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tournaments
+
+/** The i18n key of a tie-break code: `BH-C1` -> `bh_c1`. */
+const tiebreakKey = (code) => String(code).toLowerCase().replace(/[^a-z0-9]+/g, "_");
+
+/** A tie-break's full name ("Buchholz Cut 1"), or its code when the page does not know it. */
+export function tiebreakName(code) {
+  const key = `tb_${tiebreakKey(code)}`;
+  const text = t(key);
+  return text === key ? code : text;
+}
+
+/** What a tie-break counts, in a few words, or "" when the page does not know it. */
+export function tiebreakHint(code) {
+  const key = `tb_${tiebreakKey(code)}_hint`;
+  const text = t(key);
+  return text === key ? "" : text;
+}
+
+/** A tie-break value: whole numbers as they are, fractions with up to two decimals. */
+export function tiebreakValue(value) {
+  const n = Number(value);
+  if (!Number.isFinite(n)) return "—";
+  return new Intl.NumberFormat(lang() === "tr" ? "tr-TR" : "en-GB", { maximumFractionDigits: 2 }).format(n);
+}
+
+/** A board's result ("1-0", "1/2-1/2", the forfeits "+-", "-+", "--") in words; null: playing. */
+export function boardResult(result) {
+  switch (result) {
+    case null:
+    case undefined:
+      return t("result_playing");
+    case "1-0":
+      return "1–0";
+    case "0-1":
+      return "0–1";
+    case "1/2-1/2":
+      return "½–½";
+    case "+-":
+      return t("result_forfeit_1_0");
+    case "-+":
+      return t("result_forfeit_0_1");
+    case "--":
+      return t("result_forfeit_both");
+    default:
+      return result;
+  }
+}
+
+/** "1 point", "½ point", "0 points". */
+export function pointsWords(value) {
+  const n = Number(value) || 0;
+  return t(n === 1 || n === 0.5 ? "one_point" : "n_points", { n: points(n) });
+}
+
+/** Why a player has no board in a round: the bye's kind in words. */
+export function byeWords(kind) {
+  const key = `bye_${kind}`;
+  const text = t(key);
+  return text === key ? kind : text;
+}
+
+/** A tournament's status in a word: registration, in play, finished. */
+export function tournamentStatus(status) {
+  return t(`tstatus_${status}`);
 }

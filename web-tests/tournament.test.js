@@ -1,0 +1,340 @@
+// The tournament pages against a real Swiss tournament: the organizer creates and starts it
+// over the WebSocket, the tournament's arbiter token decides the matches, and the pages show
+// the lobby's list, the standings with their tie-breaks, the pairings of each round with links
+// to the matches, a new round without reloading, the end, and the Turkish texts. axe-core runs
+// on the page; a screenshot goes to artifacts/ (and docs/screenshots/ with
+// HAKEM_DOCS_SCREENSHOTS=1).
+
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import { copyFileSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { AxeBuilder } from "@axe-core/playwright";
+import { SCREENSHOTS, announcements, artifactPath, launchBrowser, missingBrowser, newPage, protocolClient, startServer } from "./helpers.js";
+
+const skip = missingBrowser() || false;
+let server;
+let browser;
+let organizer;
+
+before(async () => {
+  if (skip) return;
+  server = await startServer();
+  browser = await launchBrowser();
+  organizer = await protocolClient(browser, server);
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+const PLAYERS = [
+  { surname: "Aydın", given: "Ali" },
+  { surname: "Çelik", given: "Cem" },
+  { surname: "Demir", given: "Deniz" },
+  { surname: "Şahin", given: "Selin" },
+  { surname: "Ünal", given: "Ümit" },
+];
+
+async function createTournament({ name, players, rounds }) {
+  const created = await organizer.request({ type: "create_tournament", name, game: "pentago", rounds, players });
+  assert.equal(created.type, "tournament_created");
+  assert.equal(created.players.length, players.length);
+  return { id: created.tournament, arbiter: created.arbiter_token };
+}
+
+/** The tournament as the HTTP API serves it. */
+async function apiView(id) {
+  const response = await fetch(`${server.url}/api/tournaments/${encodeURIComponent(id)}`);
+  assert.equal(response.status, 200);
+  return response.json();
+}
+
+async function waitForView(id, what, done) {
+  const deadline = Date.now() + 15000;
+  for (;;) {
+    const v = await apiView(id);
+    if (done(v)) return v;
+    assert.ok(Date.now() < deadline, `${what}: not within 15 s: ${JSON.stringify(v)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** Ends a match at once by the arbiter's decision: `p1`, `p2` or `draw`. */
+async function decide(match, arbiter, winner) {
+  await organizer.request({ type: "join", match, arbiter_token: arbiter });
+  await organizer.request({ type: "declare", match, scope: "round", winner, reason: "test" });
+}
+
+/** Decides every board of the last round (winners in board order) and waits for the results. */
+async function decideRound(t, winners) {
+  const before = await apiView(t.id);
+  const round = before.pairings.at(-1);
+  for (const [i, board] of round.boards.entries()) await decide(board.match, t.arbiter, winners[i]);
+  return waitForView(t.id, `the results of round ${round.round}`, (v) => v.completed_rounds === round.round);
+}
+
+/** Each player's points after the rounds given, from the results declared and the byes. */
+function pointsFrom(rounds) {
+  const scores = new Map();
+  const add = (id, n) => scores.set(id, (scores.get(id) || 0) + n);
+  for (const round of rounds) {
+    for (const board of round.boards) {
+      const [a, b] = { "1-0": [1, 0], "0-1": [0, 1], "1/2-1/2": [0.5, 0.5] }[board.result];
+      add(board.p1, a);
+      add(board.p2, b);
+    }
+    for (const bye of round.byes) add(bye.player, bye.points);
+  }
+  return scores;
+}
+
+/** The page's way of writing points: 1, ½, 1½. */
+function pointsText(n) {
+  const whole = Math.floor(n);
+  if (n === whole) return String(whole);
+  return whole === 0 ? "½" : `${whole}½`;
+}
+
+/** Every axe-core rule (WCAG 2.0/2.1 A and AA, and best practices) on the page as it is now. */
+async function assertNoViolations(page, what) {
+  const results = await new AxeBuilder({ page }).analyze();
+  const summary = results.violations.map(
+    (v) => `${v.id} (${v.impact}): ${v.help}\n    ${v.nodes.slice(0, 5).map((n) => `${n.target.join(" ")} — ${n.failureSummary?.split("\n").join(" ")}`).join("\n    ")}`,
+  );
+  assert.equal(results.violations.length, 0, `axe-core on ${what}:\n  ${summary.join("\n  ")}`);
+  assert.ok(results.passes.length > 10, "axe-core ran its rules");
+}
+
+async function shoot(page, name, { docs = false } = {}) {
+  await page.mouse.move(0, 0);
+  await page.evaluate(() => document.activeElement?.blur());
+  const path = artifactPath(name);
+  await page.screenshot({ path, fullPage: true });
+  if (docs && process.env.HAKEM_DOCS_SCREENSHOTS === "1") {
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    copyFileSync(path, join(SCREENSHOTS, name));
+  }
+}
+
+const text = (page, selector) => page.$eval(selector, (node) => node.textContent.trim());
+const rowCells = (page, selector) => page.$eval(selector, (row) => [...row.cells].map((cell) => cell.textContent.trim()));
+
+async function waitForText(page, selector, expected) {
+  await page.waitForFunction(
+    ([selector, expected]) => document.querySelector(selector)?.textContent.includes(expected),
+    [selector, expected],
+  );
+}
+
+test("the lobby says that there is no tournament yet", { skip, timeout: 60000 }, async () => {
+  const page = await newPage(browser);
+  await page.goto(`${server.url}/#/`);
+  await waitForText(page, "#no-tournaments", "No tournaments on this server yet");
+  assert.equal(await text(page, "#tournaments-heading"), "Tournaments");
+  await page.close();
+});
+
+test("a running tournament: listed in the lobby, standings with tie-breaks, round 1 results with links to the matches, round 2 without reloading, Turkish", { skip, timeout: 180000 }, async () => {
+  const t = await createTournament({ name: "Kış Kupası", players: PLAYERS, rounds: 3 });
+
+  // The lobby lists it while it takes entries, then in play, and links to its page.
+  const lobby = await newPage(browser);
+  await lobby.goto(`${server.url}/#/`);
+  const row = `#tournament-list tr[data-tournament="${t.id}"]`;
+  await lobby.waitForSelector(row);
+  assert.deepEqual(await rowCells(lobby, row), ["Kış Kupası", "Pentago (Turkish tournament rules (clockwise turns only))", "5", "Registration", "0 of 3"]);
+  const started = await organizer.request({ type: "start_tournament", tournament: t.id });
+  assert.equal(started.current_round, 1);
+  await waitForText(lobby, row, "1 of 3");
+  assert.equal((await rowCells(lobby, row))[3], "In play");
+  assert.equal(await lobby.getAttribute(`${row} a`, "href"), `#/tournament/${t.id}`);
+
+  // Follow the link by keyboard: focus it and press Enter.
+  await lobby.focus(`${row} a`);
+  await lobby.keyboard.press("Enter");
+  await lobby.waitForFunction((id) => location.hash === `#/tournament/${id}`, t.id);
+  const page = lobby;
+  await waitForText(page, "#tournament-name", "Kış Kupası");
+  assert.equal(await page.title(), "hakem — Kış Kupası");
+  assert.equal(await text(page, "#tournament-status"), "Round 1 of 3 is being played.");
+  assert.match(await text(page, "#tournament-settings"), /Swiss system, FIDE Dutch rules \(2025\)/);
+  // Before any result: the starting rank list, and round 1 being played.
+  assert.equal(await text(page, "#standings caption"), "Starting rank list");
+  const round1 = started.pairings[0];
+  for (const board of round1.boards) {
+    const cells = await rowCells(page, `#round-1 tr[data-board="${board.board}"]`);
+    assert.equal(cells[2], "playing");
+    assert.equal(cells[4], "Watch live");
+  }
+
+  // The arbiter decides round 1: board 1 for the first mover, board 2 a draw.
+  const afterRound1 = await decideRound(t, ["p1", "draw"]);
+  assert.equal(afterRound1.pairings[0].boards[0].result, "1-0");
+  assert.equal(afterRound1.pairings[0].boards[1].result, "1/2-1/2");
+  assert.equal(afterRound1.pairings[0].byes.length, 1, "five players: one bye");
+
+  // The page polls: the standings appear with the points of the results declared.
+  await waitForText(page, "#standings caption", "Standings after round 1");
+  const expected = pointsFrom(afterRound1.pairings);
+  assert.equal(expected.size, 5);
+  for (const [id, pts] of expected) {
+    const cells = await rowCells(page, `#standings tr[data-player="${id}"]`);
+    const player = afterRound1.players.find((p) => p.id === id);
+    assert.equal(cells[1], String(id));
+    assert.equal(cells[2], player.name);
+    assert.equal(cells[3], pointsText(pts), `the points of ${player.name}`);
+    assert.equal(afterRound1.standings.find((s) => s.id === id).points, pts, "the server agrees");
+  }
+  // Best first: the ranks never go down the table.
+  const ranks = await page.$$eval("#standings tbody tr", (rows) => rows.map((r) => Number(r.cells[0].textContent)));
+  assert.deepEqual(ranks, [...ranks].sort((a, b) => a - b));
+  // Every tie-break in the tournament's order, its code explained in an abbr and the legend.
+  const heads = await page.$$eval("#standings thead th[data-tiebreak] abbr", (nodes) => nodes.map((n) => [n.textContent, n.title]));
+  assert.deepEqual(heads, [
+    ["BH-C1", "Buchholz Cut 1"],
+    ["BH", "Buchholz"],
+    ["SB", "Sonneborn–Berger"],
+    ["DE", "Direct encounter"],
+    ["WIN", "Wins"],
+  ]);
+  assert.deepEqual(afterRound1.tiebreaks, ["BH-C1", "BH", "SB", "DE", "WIN"]);
+  const first = afterRound1.standings[0];
+  const firstCells = await rowCells(page, `#standings tr[data-player="${first.id}"]`);
+  assert.deepEqual(firstCells.slice(4), afterRound1.tiebreaks.map((code) => String(first.tiebreaks[code])));
+  assert.match(await text(page, "#tiebreak-legend"), /Buchholz Cut 1: the opponents' points added up, leaving out the lowest/);
+  assert.equal(await page.getAttribute("#standings thead th:nth-child(2) abbr", "title"), "Pairing number");
+
+  // Round 1: both players of each board, the result, a link to the match; the bye in words.
+  const name = (id) => afterRound1.players.find((p) => p.id === id).name;
+  for (const [board, result] of [
+    [round1.boards[0], "1–0"],
+    [round1.boards[1], "½–½"],
+  ]) {
+    const cells = await rowCells(page, `#round-1 tr[data-board="${board.board}"]`);
+    assert.deepEqual(cells, [String(board.board), `${name(board.p1)} (${board.p1})`, result, `${name(board.p2)} (${board.p2})`, "Open the match"]);
+    assert.equal(await page.getAttribute(`#round-1 tr[data-board="${board.board}"] a`, "href"), `#/match/${board.match}`);
+  }
+  const bye = round1.byes[0];
+  assert.equal(await text(page, `#round-1 .byes li[data-player="${bye.player}"]`), `${name(bye.player)} (${bye.player}): bye (odd number of players), 1 point`);
+  await page.waitForFunction(() => document.querySelector("#announcer").textContent.includes("Every result of round 1 is in."));
+  assert.equal(await text(page, "#tournament-status"), "Round 1 of 3 is over; the next round is not paired yet.");
+
+  // The TRF download.
+  const trf = await page.getAttribute("#trf-link", "href");
+  assert.equal(trf, `/api/tournaments/${t.id}/trf`);
+  assert.ok(await page.getAttribute("#trf-link", "download"));
+  const trfText = await (await fetch(`${server.url}${trf}`)).text();
+  assert.match(trfText, /^012 Kış Kupası/m);
+
+  // The arbiter pairs round 2: it appears above round 1 without a reload, and is announced.
+  await page.evaluate(() => (window.__sameDocument = true));
+  const paired = await organizer.request({ type: "pair_next", tournament: t.id });
+  assert.equal(paired.current_round, 2);
+  await page.waitForSelector("#round-2");
+  assert.equal(await page.evaluate(() => window.__sameDocument), true, "no reload");
+  await page.waitForFunction(() => document.querySelector("#announcer").textContent.includes("Round 2 is paired."));
+  assert.ok((await announcements(page)).includes("Round 2 is paired."));
+  assert.equal(await page.getAttribute("#announcer", "aria-live"), "polite");
+  assert.equal(await text(page, "#tournament-status"), "Round 2 of 3 is being played.");
+  assert.deepEqual(await page.$$eval(".round", (nodes) => nodes.map((n) => n.dataset.round)), ["2", "1"]);
+  for (const board of paired.pairings[1].boards) {
+    const cells = await rowCells(page, `#round-2 tr[data-board="${board.board}"]`);
+    assert.deepEqual(cells, [String(board.board), `${name(board.p1)} (${board.p1})`, "playing", `${name(board.p2)} (${board.p2})`, "Watch live"]);
+  }
+  // Pentago: the first mover of set 1 has the black marbles, as on the match pages.
+  assert.deepEqual(await page.$$eval("#round-2 thead th", (ths) => ths.map((th) => th.textContent)), ["Board", "Moves first (Black)", "Result", "Moves second (White)", "Match"]);
+
+  // The links are reached by the keyboard and show a visible focus ring.
+  await page.focus("#back-link");
+  let focused = null;
+  for (let i = 0; i < 40 && !focused; i++) {
+    await page.keyboard.press("Tab");
+    focused = await page.evaluate(() => (document.activeElement?.closest("#round-2") && document.activeElement.tagName === "A" ? document.activeElement.id : null));
+  }
+  assert.ok(focused, "Tab reaches the links of round 2");
+  const ring = await page.evaluate(() => {
+    const style = getComputedStyle(document.activeElement);
+    return { outline: style.outlineStyle, width: parseFloat(style.outlineWidth) };
+  });
+  assert.notEqual(ring.outline, "none", "a visible focus ring");
+  assert.ok(ring.width >= 2, "a focus ring at least 2px wide");
+
+  await assertNoViolations(page, "the tournament page");
+  await shoot(page, "tournament.png", { docs: true });
+
+  // Turkish.
+  const tr = await newPage(browser);
+  await tr.goto(`${server.url}/#/tournament/${t.id}`);
+  await tr.waitForSelector("#round-2");
+  await tr.click("#lang-switch");
+  await tr.waitForFunction(() => document.documentElement.lang === "tr");
+  assert.equal(await text(tr, "#standings-heading"), "Puan durumu");
+  assert.equal(await text(tr, "#standings caption"), "1. tur sonunda puan durumu");
+  assert.equal(await text(tr, "#pairings-heading"), "Eşlemeler");
+  assert.equal(await text(tr, "#round-2 h3"), "2. tur (oynanıyor)");
+  assert.equal(await text(tr, "#round-2 tbody tr .board-result"), "oynanıyor");
+  assert.equal(await text(tr, "#round-2 tbody tr a"), "Canlı izle");
+  assert.equal(await text(tr, "#tournament-status"), "Tur 2/3 oynanıyor.");
+  assert.equal(await tr.getAttribute('#standings thead th[data-tiebreak="BH-C1"] abbr', "title"), "Buchholz Kesik 1");
+  assert.match(await text(tr, `#round-1 .byes li[data-player="${bye.player}"]`), /bay \(oyuncu sayısı tek\), 1 puan$/);
+  assert.match(await text(tr, "#trf-link"), /TRF dosyasını indir/);
+  await assertNoViolations(tr, "the tournament page in Turkish");
+  await shoot(tr, "tournament-tr.png");
+  await tr.click("#back-link");
+  await waitForText(tr, `#tournament-list tr[data-tournament="${t.id}"]`, "Sürüyor");
+  assert.equal((await rowCells(tr, `#tournament-list tr[data-tournament="${t.id}"]`))[4], "2/3");
+  await tr.close();
+
+  // A board's link opens its match page.
+  const board = round1.boards[0];
+  await page.click(`#round-1 tr[data-board="${board.board}"] a`);
+  await page.waitForFunction((id) => location.hash === `#/match/${id}`, board.match);
+  await waitForText(page, ".match-title", `${name(board.p1)} – ${name(board.p2)}`);
+  await waitForText(page, "#result", name(board.p1));
+  await page.goBack();
+  await page.waitForSelector("#round-2");
+  await page.close();
+});
+
+test("a finished tournament: a withdrawn player is marked, the end is announced, the polling stops; an unknown tournament", { skip, timeout: 120000 }, async () => {
+  const t = await createTournament({ name: "Bahar Turnuvası", players: PLAYERS.slice(0, 4), rounds: 2 });
+  await organizer.request({ type: "start_tournament", tournament: t.id });
+  const page = await newPage(browser);
+  await page.goto(`${server.url}/#/tournament/${t.id}`);
+  await page.waitForSelector("#round-1");
+
+  await decideRound(t, ["p2", "p1"]);
+  // Player 4 withdraws after round 1: absent from round 2, and marked in the standings.
+  await organizer.request({ type: "withdraw", tournament: t.id, player: 4 });
+  await organizer.request({ type: "pair_next", tournament: t.id });
+  await page.waitForSelector("#round-2");
+  await waitForText(page, '#standings tr[data-player="4"] th', "(withdrawn from round 2)");
+  const kinds = await page.$$eval("#round-2 .byes li", (items) => items.map((li) => li.textContent));
+  assert.ok(kinds.some((line) => line.endsWith("absent (withdrawn), 0 points")), JSON.stringify(kinds));
+  assert.ok(kinds.some((line) => line.endsWith("bye (odd number of players), 1 point")), JSON.stringify(kinds));
+
+  // Count the page's requests for the tournament from here on.
+  let polls = 0;
+  page.on("request", (request) => {
+    if (request.url().endsWith(`/api/tournaments/${t.id}`)) polls++;
+  });
+  const end = await decideRound(t, ["draw"]);
+  assert.equal(end.status, "finished");
+  await waitForText(page, "#tournament-status", "Finished after 2 rounds.");
+  const winners = end.standings.filter((s) => s.rank === 1).map((s) => s.name).join(", ");
+  await page.waitForFunction((w) => document.querySelector("#announcer").textContent.includes(`The tournament has finished. First place: ${w}.`), winners);
+  assert.equal(await text(page, "#round-2 .board-result"), "½–½");
+  assert.equal(await text(page, "#round-2 h3"), "Round 2 (all results in)");
+  const seen = polls;
+  await page.waitForTimeout(6000);
+  assert.equal(polls, seen, "no more requests once the tournament is finished");
+
+  // An unknown tournament says so.
+  await page.goto(`${server.url}/#/tournament/no-such-thing`);
+  await waitForText(page, "#tournament-fatal h1", "No such tournament");
+  assert.equal(await text(page, "#tournament-fatal p"), "There is no such tournament on this server.");
+  await assertNoViolations(page, "the page of an unknown tournament");
+  await page.close();
+});
