@@ -846,7 +846,23 @@ impl Engine {
             if 2 * q > rem.len() {
                 return;
             }
-            self.remainder(s, &rem, q, pairs, floats);
+            // This bound holds for every exchange of the remainder: without it, a hopeless MDP
+            // choice is found out only after trying all exchanges of a large remainder, which
+            // can use up the node budget before the best candidate is reached.
+            let saved = s.rest_colour;
+            s.rest_colour = [
+                self.remainder_colour_bound(&rem, q, false),
+                if s.topscorers {
+                    0
+                } else {
+                    self.remainder_colour_bound(&rem, q, true)
+                },
+            ];
+            let hopeless = self.prune(s);
+            s.rest_colour = saved;
+            if !hopeless {
+                self.remainder(s, &rem, q, pairs, floats);
+            }
             return;
         }
         let m = s.mdps[i];
@@ -972,7 +988,13 @@ impl Engine {
                     self.colour_bound(&s1[i + 1..], s2, used, true)
                 },
             ];
-            if !self.prune(s) {
+            // The matching bound costs a bipartite matching per node: it is worth it only once
+            // the search has spent more than one straight walk down S1 (it backtracks, so the
+            // counted bound is not enough, as in late rounds with many rematches).
+            let walk = (s1.len() * (1 + (s1.len() + s2.len()) / 8)) as u64;
+            if !self.prune(s)
+                && (self.budget <= walk || self.colour_matching_bound(s, &s1[i + 1..], s2, used))
+            {
                 self.transpose(s, s1, s2, i + 1, used, pairs, floats);
             }
             s.rest_colour = saved;
@@ -987,9 +1009,24 @@ impl Engine {
 
     /// Whether every player left in S1 can still get a compatible partner among the free S2.
     fn can_finish(&self, s1: &[usize], s2: &[usize], used: &[bool]) -> bool {
-        // Kuhn's augmenting paths on the small bipartite graph.
+        self.s1_matched(s1, s2, used, |_, _| true, true) == s1.len()
+    }
+
+    /// How many players left in S1 can get a compatible partner among the free S2 at once,
+    /// using only the pairs `ok` allows (Kuhn's augmenting paths); with `stop`, it gives up at
+    /// the first S1 player left without a partner.
+    fn s1_matched(
+        &self,
+        s1: &[usize],
+        s2: &[usize],
+        used: &[bool],
+        ok: impl Fn(usize, usize) -> bool,
+        stop: bool,
+    ) -> usize {
+        #[allow(clippy::too_many_arguments)]
         fn augment(
             e: &Engine,
+            ok: &dyn Fn(usize, usize) -> bool,
             a: usize,
             s1: &[usize],
             s2: &[usize],
@@ -998,11 +1035,11 @@ impl Engine {
             seen: &mut [bool],
         ) -> bool {
             for j in 0..s2.len() {
-                if used[j] || seen[j] || !e.compat[s1[a]][s2[j]] {
+                if used[j] || seen[j] || !e.compat[s1[a]][s2[j]] || !ok(s1[a], s2[j]) {
                     continue;
                 }
                 seen[j] = true;
-                if owner[j] == usize::MAX || augment(e, owner[j], s1, s2, used, owner, seen) {
+                if owner[j] == usize::MAX || augment(e, ok, owner[j], s1, s2, used, owner, seen) {
                     owner[j] = a;
                     return true;
                 }
@@ -1010,13 +1047,39 @@ impl Engine {
             false
         }
         let mut owner = vec![usize::MAX; s2.len()];
+        let mut seen = vec![false; s2.len()];
+        let mut matched = 0;
         for a in 0..s1.len() {
-            let mut seen = vec![false; s2.len()];
-            if !augment(self, a, s1, s2, used, &mut owner, &mut seen) {
-                return false;
+            seen.iter_mut().for_each(|x| *x = false);
+            if augment(self, &ok, a, s1, s2, used, &mut owner, &mut seen) {
+                matched += 1;
+            } else if stop {
+                break;
             }
         }
-        true
+        matched
+    }
+
+    /// Refines the counted colour bound of the players left in S1 with the rematches: the pairs
+    /// free of a clash that can be made at once are a matching, and every other S1 player
+    /// clashes. Returns false when the candidate can then no longer beat the best one.
+    fn colour_matching_bound(
+        &self,
+        s: &mut Search,
+        s1: &[usize],
+        s2: &[usize],
+        used: &[bool],
+    ) -> bool {
+        let mild = |x: usize, y: usize| prefs_compatible(&self.ps[x], &self.ps[y]);
+        let good = self.s1_matched(s1, s2, used, mild, false);
+        s.rest_colour[0] = s.rest_colour[0].max((s1.len() - good) as u16);
+        if self.prune(s) {
+            return false;
+        }
+        let strong = |x: usize, y: usize| !self.strong_clash(x, y);
+        let good = self.s1_matched(s1, s2, used, strong, false);
+        s.rest_colour[1] = s.rest_colour[1].max((s1.len() - good) as u16);
+        !self.prune(s)
     }
 
     /// The fewest colour-preference violations (`strong`: strong-preference violations) the
@@ -1047,6 +1110,23 @@ impl Engine {
         let free = b[0] + b[1] + b[2] - x - y - z;
         let good = x + y + z + a[2].min(free);
         (s1.len().saturating_sub(good)) as u16
+    }
+
+    /// The fewest pairs with equal colour preferences (`strong`: equal strong preferences) that
+    /// any `q` pairs of `rem` must have, whoever floats: at best the floaters all come from the
+    /// larger side, and each pair holds at most one of that side without a clash.
+    fn remainder_colour_bound(&self, rem: &[usize], q: usize, strong: bool) -> u16 {
+        let floaters = rem.len() - 2 * q;
+        let count = |c: Colour| {
+            rem.iter()
+                .filter(|&&i| {
+                    let p = &self.ps[i];
+                    p.pref == Some(c) && (!strong || p.kind >= Kind::Strong)
+                })
+                .count()
+        };
+        let larger = count(Colour::White).max(count(Colour::Black));
+        larger.saturating_sub(floaters + q) as u16
     }
 
     /// Both want the same colour strongly (not both absolutely: those are topscorers' cases).
