@@ -352,6 +352,7 @@ def main() -> int:
     if diffs:
         tset = sorted({d.tournament for d in diffs})
         print(f"differing tournaments: {' '.join(map(str, tset))}")
+        print(f"differing rounds: {' '.join(f'{d.tournament}:{d.round}' for d in diffs)}")
         for d in diffs[: args.show]:
             print(describe(d))
     return 0 if failed == 0 else 1

@@ -10,13 +10,18 @@ use hakem_blackbox::{binary, python_has};
 /// Tournaments played by the test (seed 2017, as the script's default): about 10 s.
 const TOURNAMENTS: &str = "20";
 
+/// The rounds (tournament:round) of those tournaments where the two engines disagree, both
+/// looked at in pairing/crosscheck/README.md ("other differences", not settled). Any other
+/// difference fails the test, and so does one of these disappearing (then the list and the
+/// README are updated).
+const KNOWN: &[&str] = &["0:10", "15:10"];
+
 fn script() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../pairing/crosscheck/py4swiss_crosscheck.py")
 }
 
 #[test]
-#[ignore = "py4swiss disagrees on 19 of 1149 rounds (2 of 131 in these 20 tournaments): see pairing/crosscheck/README.md"]
-fn dutch2017_agrees_with_py4swiss_on_random_tournaments() {
+fn dutch2017_agrees_with_py4swiss_on_random_tournaments_but_the_known_rounds() {
     if !python_has("py4swiss.engines", "py4swiss") {
         return;
     }
@@ -39,7 +44,22 @@ fn dutch2017_agrees_with_py4swiss_on_random_tournaments() {
     let summary = stdout.lines().next().unwrap_or_default();
     eprintln!("{summary}");
     assert!(
-        out.status.success() && summary.contains(" passed, 0 failed"),
-        "hakem (dutch2017) and py4swiss differ:\n{stdout}\n{stderr}"
+        summary.contains(" passed, ") && matches!(out.status.code(), Some(0 | 1)),
+        "the cross-check did not run:\n{stdout}\n{stderr}"
     );
+    let differing: Vec<&str> = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("differing rounds: "))
+        .map(|l| l.split_whitespace().collect())
+        .unwrap_or_default();
+    assert_eq!(
+        differing, KNOWN,
+        "hakem (dutch2017) and py4swiss differ elsewhere than the known rounds:\n{stdout}\n{stderr}"
+    );
+    let passed: u32 = summary
+        .split_whitespace()
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    assert!(passed >= 100, "too few rounds compared: {summary}");
 }
