@@ -207,8 +207,17 @@ impl Connection {
 
     /// Sends `message` and waits for its direct reply (`re` = its id), skipping other frames.
     pub async fn request(&mut self, message: ClientMessage) -> Result<Incoming, ClientError> {
+        self.request_within(message, HANDSHAKE_TIMEOUT).await
+    }
+
+    /// [`Connection::request`], waiting up to `patience` for the reply.
+    pub async fn request_within(
+        &mut self,
+        message: ClientMessage,
+        patience: Duration,
+    ) -> Result<Incoming, ClientError> {
         let id = self.send(message).await?;
-        let reply = tokio::time::timeout(HANDSHAKE_TIMEOUT, async {
+        let reply = tokio::time::timeout(patience, async {
             loop {
                 match self.recv().await? {
                     None => {
@@ -221,9 +230,12 @@ impl Connection {
                 }
             }
         });
-        reply
-            .await
-            .map_err(|_| ClientError("no reply from the server within 10 seconds".into()))?
+        reply.await.map_err(|_| {
+            ClientError(format!(
+                "no reply from the server within {}",
+                seconds(patience)
+            ))
+        })?
     }
 
     /// Closes politely; errors do not matter at that point.

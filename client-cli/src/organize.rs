@@ -20,6 +20,9 @@ use crate::tournament::{print_standings, StandingRow};
 
 const USAGE: u8 = 2;
 
+/// How long a tournament command may take on the server.
+const PATIENCE: std::time::Duration = std::time::Duration::from_secs(120);
+
 /// The server and the token every live tournament command needs.
 #[derive(Args, Debug, Clone)]
 pub struct Server {
@@ -151,6 +154,18 @@ pub struct ByeArgs {
 }
 
 #[derive(Args, Debug)]
+pub struct ForfeitArgs {
+    #[command(flatten)]
+    pub player: PlayerArgs,
+    /// The round the forfeit is for; refused unless it is the current one.
+    #[arg(long, value_name = "R")]
+    pub round: Option<u32>,
+    /// Neither player of the board showed up.
+    #[arg(long)]
+    pub double: bool,
+}
+
+#[derive(Args, Debug)]
 pub struct ViewArgs {
     #[command(flatten)]
     pub server: Server,
@@ -166,7 +181,7 @@ pub enum Live {
     PairNext(TournamentArgs),
     Withdraw(PlayerArgs),
     Bye(ByeArgs),
-    Forfeit(PlayerArgs),
+    Forfeit(ForfeitArgs),
     Show(ViewArgs),
     Trf(ViewArgs),
     Standings { view: ViewArgs, json: bool },
@@ -188,7 +203,8 @@ async fn ask(
         None => Connection::open(server).await,
     }
     .map_err(|e| e.0)?;
-    let reply = conn.request(message).await;
+    // Pairing a large round and creating its matches can take a while.
+    let reply = conn.request_within(message, PATIENCE).await;
     let _ = tokio::time::timeout(std::time::Duration::from_secs(1), conn.close()).await;
     match reply.map_err(|e| e.0)? {
         Incoming::Message(ServerMessage::Error(error)) => {
@@ -245,19 +261,35 @@ pub async fn run(live: Live) -> ExitCode {
         )
         .await
         .map(|view| print_round(&view, view.current_round)),
-        Live::Withdraw(p) => ask_view(
-            &p.target.auth,
-            ClientMessage::Withdraw {
+        Live::Withdraw(p) => {
+            // Before the start the numbers move as players come and go: say whom it struck.
+            let view = ViewArgs {
+                server: p.target.auth.server.clone(),
                 tournament: p.target.tournament.clone(),
-                player: p.player,
-                arbiter_token: Some(p.target.auth.token.clone()),
-            },
-        )
-        .await
-        .map(|view| match player_line(&view, p.player) {
-            Some((name, Some(from))) => println!("{name} withdrawn: not paired from round {from}"),
-            _ => println!("player {} struck from the list", p.player),
-        }),
+            };
+            let before = get_view(&view).await.ok();
+            ask_view(
+                &p.target.auth,
+                ClientMessage::Withdraw {
+                    tournament: p.target.tournament.clone(),
+                    player: p.player,
+                    arbiter_token: Some(p.target.auth.token.clone()),
+                },
+            )
+            .await
+            .map(|after| match player_line(&after, p.player) {
+                Some((name, Some(from))) if after.status != TournamentStatus::Registration => {
+                    println!("{name} withdrawn: not paired from round {from}")
+                }
+                _ => println!(
+                    "{} struck from the list",
+                    before
+                        .as_ref()
+                        .and_then(|v| player_line(v, p.player))
+                        .map_or(format!("player {}", p.player), |(name, _)| name)
+                ),
+            })
+        }
         Live::Bye(b) => ask_view(
             &b.player.target.auth,
             ClientMessage::RequestBye {
@@ -276,12 +308,14 @@ pub async fn run(live: Live) -> ExitCode {
                 b.round
             );
         }),
-        Live::Forfeit(p) => ask_view(
-            &p.target.auth,
+        Live::Forfeit(f) => ask_view(
+            &f.player.target.auth,
             ClientMessage::Forfeit {
-                tournament: p.target.tournament.clone(),
-                player: p.player,
-                arbiter_token: Some(p.target.auth.token.clone()),
+                tournament: f.player.target.tournament.clone(),
+                player: f.player.player,
+                round: f.round,
+                double: f.double,
+                arbiter_token: Some(f.player.target.auth.token.clone()),
             },
         )
         .await
@@ -448,46 +482,64 @@ fn batches(players: Vec<NewPlayer>) -> Vec<Vec<NewPlayer>> {
     out
 }
 
+/// A failed creation: what was made before the error, if anything.
+struct Partial {
+    created: Option<(String, String, Vec<PlayerToken>)>,
+    error: String,
+}
+
 /// Creates the tournament with the first batch of players and adds the others; returns the
-/// tournament id, its arbiter token and every player with their final number.
+/// tournament id, its arbiter token and every player with their final number. A refusal names
+/// the player by their place among all players (1 = the first).
 async fn create_with_players(
     auth: &Authority,
     mut create: CreateTournament,
     players: Vec<NewPlayer>,
-) -> Result<(String, String, Vec<PlayerToken>), String> {
+) -> Result<(String, String, Vec<PlayerToken>), Partial> {
+    let nothing = |error: String| Partial {
+        created: None,
+        error,
+    };
     let mut batches = batches(players).into_iter();
     create.players = batches.next().unwrap_or_default();
+    let mut offset = create.players.len();
     let mut conn = Connection::open_as(&auth.server.server, &auth.token)
         .await
-        .map_err(|e| e.0)?;
-    let outcome = async {
-        let (id, arbiter_token, mut players) = match conn
-            .request(ClientMessage::CreateTournament(create))
-            .await
-            .map_err(|e| e.0)?
-        {
-            Incoming::Message(ServerMessage::TournamentCreated {
-                tournament,
-                arbiter_token,
-                players,
-                ..
-            }) => (tournament, arbiter_token, players),
-            other => return Err(refusal(other)),
-        };
+        .map_err(|e| nothing(e.0))?;
+    let reply = conn
+        .request_within(ClientMessage::CreateTournament(create), PATIENCE)
+        .await
+        .map_err(|e| nothing(e.0))?;
+    let (id, arbiter_token, mut players) = match reply {
+        Incoming::Message(ServerMessage::TournamentCreated {
+            tournament,
+            arbiter_token,
+            players,
+            ..
+        }) => (tournament, arbiter_token, players),
+        other => return Err(nothing(refusal(other))),
+    };
+    let outcome: Result<(), String> = async {
         let mut more = false;
         for batch in batches {
             more = true;
+            let size = batch.len();
             let message = ClientMessage::AddPlayers {
                 tournament: id.clone(),
                 players: batch,
                 arbiter_token: None,
             };
-            match conn.request(message).await.map_err(|e| e.0)? {
+            match conn
+                .request_within(message, PATIENCE)
+                .await
+                .map_err(|e| e.0)?
+            {
                 Incoming::Message(ServerMessage::PlayersAdded { players: added, .. }) => {
                     players.extend(added)
                 }
-                other => return Err(refusal(other)),
+                other => return Err(renumbered(&refusal(other), offset)),
             }
+            offset += size;
         }
         if more {
             // Numbers follow the alphabet until the start: read the final ones.
@@ -505,11 +557,36 @@ async fn create_with_players(
             }
             players.sort_by_key(|p| p.id);
         }
-        Ok((id, arbiter_token, players))
+        Ok(())
     }
     .await;
     let _ = tokio::time::timeout(std::time::Duration::from_secs(1), conn.close()).await;
-    outcome
+    match outcome {
+        Ok(()) => Ok((id, arbiter_token, players)),
+        Err(error) => Err(Partial {
+            created: Some((id, arbiter_token, players)),
+            error,
+        }),
+    }
+}
+
+/// The server counts players within one batch ("player 3: ..."); the person counts them in
+/// the whole list.
+fn renumbered(message: &str, offset: usize) -> String {
+    let Some(start) = message.find("player ") else {
+        return message.to_string();
+    };
+    let rest = &message[start + "player ".len()..];
+    let digits = rest.chars().take_while(char::is_ascii_digit).count();
+    match rest[..digits].parse::<usize>() {
+        Ok(n) => format!(
+            "{}player {}{}",
+            &message[..start],
+            n + offset,
+            &rest[digits..]
+        ),
+        Err(_) => message.to_string(),
+    }
 }
 
 fn refusal(reply: Incoming) -> String {
@@ -578,7 +655,31 @@ async fn create(args: CreateArgs) -> ExitCode {
     let (id, arbiter_token, players) = match create_with_players(&args.auth, create, players).await
     {
         Ok(created) => created,
-        Err(e) => return fail(e),
+        Err(Partial {
+            created: None,
+            error,
+        }) => return fail(error),
+        Err(Partial {
+            created: Some((id, arbiter_token, players)),
+            error,
+        }) => {
+            // The tournament exists: what was made must not be lost with the error.
+            eprintln!(
+                "hakem: tournament {id} was created (arbiter token {arbiter_token}), \
+                     but adding its players stopped: {error}"
+            );
+            eprintln!("hakem: players entered so far, with their tokens:");
+            for p in &players {
+                eprintln!(
+                    "  {:>4}  {:<30} {:<24} {}",
+                    p.id,
+                    p.name,
+                    p.account,
+                    p.token.as_deref().unwrap_or("(own account)")
+                );
+            }
+            return ExitCode::from(FAILURE);
+        }
     };
     if args.json {
         let line = json!({
@@ -734,6 +835,18 @@ mod tests {
             );
         }
         assert_eq!(batches(Vec::new()).len(), 1);
+    }
+
+    #[test]
+    fn a_refused_player_is_named_by_their_place_in_the_whole_list() {
+        assert_eq!(
+            renumbered(
+                "the server refused: player 3: no account \"x\" (bad_request)",
+                150
+            ),
+            "the server refused: player 153: no account \"x\" (bad_request)"
+        );
+        assert_eq!(renumbered("no players here", 5), "no players here");
     }
 
     #[test]

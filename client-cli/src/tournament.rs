@@ -70,7 +70,7 @@ pub enum TournamentCommand {
     /// A half-point bye for a player in a round not yet paired.
     Bye(organize::ByeArgs),
     /// A player did not show up: their match of the current round is lost by forfeit.
-    Forfeit(organize::PlayerArgs),
+    Forfeit(organize::ForfeitArgs),
     /// Print every round's pairings and results.
     Show(organize::ViewArgs),
     /// Print the TRF(x) of the completed rounds.

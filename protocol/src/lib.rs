@@ -307,11 +307,16 @@ pub enum ClientMessage {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         arbiter_token: Option<String>,
     },
-    /// The arbiter: the player did not show up for the current round and loses it by forfeit
-    /// (both players of a board: a double forfeit).
+    /// The arbiter: the player did not show up for the current round and loses it by forfeit;
+    /// with `double`, neither player of the board did (a second forfeit on the same board
+    /// makes it double too). `round`, if given, must be the current round.
     Forfeit {
         tournament: String,
         player: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        round: Option<u32>,
+        #[serde(default, skip_serializing_if = "is_false")]
+        double: bool,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         arbiter_token: Option<String>,
     },

@@ -336,10 +336,12 @@ impl Session {
             ClientMessage::Forfeit {
                 tournament: id,
                 player,
+                round,
+                double,
                 arbiter_token,
             } => {
                 let caller = self.caller(arbiter_token.as_deref());
-                let view = tournament::forfeit(&self.app, &id, caller, player).await;
+                let view = tournament::forfeit(&self.app, &id, caller, player, round, double).await;
                 self.send_tournament(re, view);
             }
             ClientMessage::GetTournament { tournament: id } => {

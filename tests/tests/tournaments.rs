@@ -417,14 +417,58 @@ async fn byes_withdrawals_late_entries_and_forfeits_survive_a_restart() {
         )
         .await;
 
-    // The other boards are decided by the tournament's arbiter token, which opens every match.
-    for b in boards(&forfeited, 1) {
-        if b["result"].is_null() {
-            decide(&mut arbiter, b["match"].as_str().unwrap(), &arb, "p1").await;
-        }
-    }
+    // A match that has begun is not a no-show: the arbiter decides it in the match (with the
+    // tournament's arbiter token, which opens every match of the tournament).
+    let others: Vec<Value> = boards(&forfeited, 1)
+        .into_iter()
+        .filter(|b| b["result"].is_null())
+        .collect();
+    assert_eq!(others.len(), 2);
+    let begun = others[0]["match"].as_str().unwrap();
+    let joined = arbiter
+        .request(json!({"type": "join", "match": begun, "arbiter_token": arb}))
+        .await;
+    assert_eq!(joined["type"], "ack", "{joined}");
+    arbiter
+        .accepted(json!({"type": "start_set", "match": begun}))
+        .await;
+    let refused = arbiter
+        .refused(
+            json!({"type": "forfeit", "tournament": id, "player": others[0]["p1"], "arbiter_token": arb}),
+            "bad_request",
+        )
+        .await;
+    assert!(
+        refused["message"].as_str().unwrap().contains("begun"),
+        "{refused}"
+    );
+    arbiter
+        .refused(
+            json!({"type": "forfeit", "tournament": id, "player": others[1]["p1"], "round": 2, "arbiter_token": arb}),
+            "bad_request",
+        )
+        .await;
+    decide(&mut arbiter, begun, &arb, "p1").await;
+    // Neither player of the last board came: a double forfeit, 0 for both.
+    let double = arbiter
+        .request(json!({"type": "forfeit", "tournament": id, "player": others[1]["p2"], "round": 1, "double": true, "arbiter_token": arb}))
+        .await;
+    assert_eq!(double["type"], "tournament", "{double}");
+    let last = others[1]["match"].as_str().unwrap();
+    let b = boards(&double, 1)
+        .into_iter()
+        .find(|b| b["match"] == last)
+        .unwrap();
+    assert_eq!(b["result"], "--");
+    assert_eq!(server.match_state(last)["round"]["winner"], "draw");
     let v = wait_for(&server, &id, "round 1", Duration::from_secs(10), round_over);
     assert!(boards(&v, 1).iter().all(|b| !b["result"].is_null()));
+    // The board decided in the match keeps the match's result.
+    let kept = boards(&v, 1)
+        .into_iter()
+        .find(|b| b["match"] == begun)
+        .unwrap();
+    assert_eq!(kept["result"], "1-0");
     arbiter
         .refused(
             json!({"type": "forfeit", "tournament": id, "player": 3, "arbiter_token": arb}),
@@ -565,7 +609,7 @@ async fn automatic_pairing_runs_every_round_to_the_end() {
         .request(json!({
             "type": "create_tournament", "name": "Hızlı", "game": "quoridor", "rounds": 3,
             "auto_pair": true, "pairing": "dutch2017", "edition": "2024",
-            "tiebreaks": ["SB", "WIN"],
+            "tiebreaks": ["WIN", "SB"],
             "players": players(&[("Kaya", "A"), ("Kaya", "B"), ("Kara", "C"), ("Koç", "D")]),
         }))
         .await;
@@ -594,15 +638,12 @@ async fn automatic_pairing_runs_every_round_to_the_end() {
     assert_eq!(v["completed_rounds"], 3);
     assert_eq!(v["pairing"], "dutch2017");
     assert_swiss_invariants(&v, 4);
+    // Only the chosen tie-breaks are computed; their order is the tournament's `tiebreaks`.
+    assert_eq!(v["tiebreaks"], json!(["WIN", "SB"]));
     let first = &v["standings"][0];
-    assert_eq!(
-        first["tiebreaks"]
-            .as_object()
-            .unwrap()
-            .keys()
-            .collect::<Vec<_>>(),
-        ["SB", "WIN"]
-    );
+    let mut codes: Vec<&String> = first["tiebreaks"].as_object().unwrap().keys().collect();
+    codes.sort();
+    assert_eq!(codes, ["SB", "WIN"]);
     org.refused(
         json!({"type": "pair_next", "tournament": id}),
         "bad_request",

@@ -1,28 +1,25 @@
-//! Swiss tournaments on the server: the registry of live tournaments, the organizer's and the
-//! arbiter's commands, and the link to matches (a tournament creates its round's matches with
-//! its players' accounts seated, and records each result when the match's round ends).
+//! Swiss tournaments on the server: the registry of live tournaments and the organizer's and
+//! the arbiter's commands. [`model`] is the tournament as data; [`link`] ties it to its
+//! matches.
 //!
 //! Every change is made on a copy, stored, and only then put in place and announced, as with
-//! match events. One lock per tournament keeps its changes in order. A match of a tournament is
-//! named `TOURNAMENT-rRbB` (round R, board B), so that a crash between storing a pairing and
-//! creating its matches is mended at the next start by creating the missing ones.
+//! match events. One lock per tournament keeps its changes in order.
 
+mod link;
 mod model;
 
 use std::sync::Arc;
 
 use dashmap::DashMap;
 use hakem_protocol::tournament::{
-    ColourLot, CreateTournament, NewPlayer, PlayerToken, TournamentStatus, TournamentSummary,
-    TournamentView,
+    ColourLot, CreateTournament, NewPlayer, PlayerToken, TournamentSummary, TournamentView,
 };
-use hakem_protocol::{AccountKind, CreateMatch, ErrorCode, PerSeat, RoundResult, Scope, Seat};
-use tokio::sync::{oneshot, Mutex};
+use hakem_protocol::{AccountKind, ErrorCode, MatchStatus, Seat};
+use tokio::sync::Mutex;
 
+pub use link::{match_finished, restore};
 pub use model::{settings_of, Board, BoardResult, Refused, Tournament};
 
-use crate::room::RoomCommand;
-use crate::round::Command;
 use crate::tokens::{new_id, new_token, same_token};
 use crate::{App, CreateError};
 
@@ -102,11 +99,6 @@ fn forbidden() -> Failure {
     )
 }
 
-/// The tournament a match belongs to: the part of its id before the first `-`.
-fn tournament_of(match_id: &str) -> Option<&str> {
-    match_id.split_once("-r").map(|(id, _)| id)
-}
-
 /// What `create_tournament` answers.
 pub struct Created {
     pub id: String,
@@ -115,6 +107,10 @@ pub struct Created {
 }
 
 impl Tournaments {
+    fn insert(&self, t: Tournament) {
+        self.by_id.insert(t.id.clone(), Arc::new(Mutex::new(t)));
+    }
+
     fn get(&self, id: &str) -> Result<Arc<Mutex<Tournament>>, Failure> {
         self.by_id
             .get(id)
@@ -189,7 +185,13 @@ async fn account_for(
             format!("no account {name:?}"),
         )),
         None => {
-            let name = t.next_account_name();
+            // A name made before a failed change may exist already: never reuse one.
+            let name = loop {
+                let name = t.next_account_name();
+                if !app.accounts.exists(&name) {
+                    break name;
+                }
+            };
             let token = app.create_account(&name, AccountKind::Player).await?;
             Ok((name, Some(token)))
         }
@@ -217,7 +219,7 @@ pub async fn create(app: &App, create: CreateTournament) -> Result<Created, Fail
         players,
     };
     tracing::info!(tournament = %id, players = t.players.len(), "tournament created");
-    app.tournaments.by_id.insert(id, Arc::new(Mutex::new(t)));
+    app.tournaments.insert(t);
     Ok(created)
 }
 
@@ -309,12 +311,31 @@ async fn change<T>(
     if !allowed(&t) {
         return Err(forbidden());
     }
+    let out = apply(app, &mut t, change).await?;
+    Ok((out, t.view()))
+}
+
+/// The copy, store, swap and open-matches steps of a change, under the caller's lock.
+async fn apply<T>(
+    app: &App,
+    t: &mut Tournament,
+    change: impl FnOnce(&mut Tournament) -> Result<T, Refused>,
+) -> Result<T, Failure> {
     let mut next = t.clone();
-    let out = change(&mut next)?;
+    let out = off_the_runtime(|| change(&mut next))?;
     save(app, &next).await?;
     *t = next;
-    open_matches(app, &t).await;
-    Ok((out, t.view()))
+    link::open_matches(app, t).await;
+    Ok(out)
+}
+
+/// Runs CPU-heavy work (pairing a large round takes a fraction of a second) without holding
+/// up the other tasks of a multi-threaded runtime.
+fn off_the_runtime<T>(work: impl FnOnce() -> T) -> T {
+    match tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()) {
+        Ok(tokio::runtime::RuntimeFlavor::MultiThread) => tokio::task::block_in_place(work),
+        _ => work(),
+    }
 }
 
 /// Ranks the players, settles the colour lot (given now, given at creation, or else drawn
@@ -354,6 +375,8 @@ fn draw_lot() -> Seat {
 }
 
 pub async fn pair_next(app: &App, id: &str, caller: Caller<'_>) -> Result<TournamentView, Failure> {
+    // Results a failed store write left unrecorded are picked up first.
+    link::catch_up(app, id).await;
     let (round, view) = change(app, id, |t| caller.arbitrates(t), Tournament::pair_next).await?;
     tracing::info!(tournament = %id, round, "round paired");
     Ok(view)
@@ -392,173 +415,49 @@ pub async fn request_bye(
     Ok(view)
 }
 
-/// The arbiter's forfeit for a no-show: recorded, then the match is ended by decree.
+/// The arbiter's forfeit for a no-show. The match is asked first: one that has begun or ended is
+/// not a no-show (the arbiter decides it in the match, with `declare`). The forfeit is stored,
+/// then the match is ended by decree (again at the next start if the server stops between).
 pub async fn forfeit(
     app: &App,
     id: &str,
     caller: Caller<'_>,
     player: u32,
+    round: Option<u32>,
+    double: bool,
 ) -> Result<TournamentView, Failure> {
-    let (outcome, _) = change(app, id, |t| caller.arbitrates(t), |t| t.forfeit(player)).await?;
+    let handle = app.tournaments.get(id)?;
+    let mut t = handle.lock().await;
+    if !caller.arbitrates(&t) {
+        return Err(forbidden());
+    }
+    let board = t.current_board(player, round)?.clone();
+    if board.result.is_none() {
+        if let Some(state) = link::snapshot(app, &board.match_id).await {
+            if let Some(result) = &state.round {
+                // Its end is on its way to the tournament: record it now.
+                apply(app, &mut t, |t| Ok(t.record(&board.match_id, result))).await?;
+                return Err(Failure::new(
+                    ErrorCode::BadRequest,
+                    format!("the match of player {player} has ended; its result is recorded"),
+                ));
+            }
+            if state.status != MatchStatus::Waiting || !state.sets.is_empty() {
+                return Err(Failure::new(
+                    ErrorCode::BadRequest,
+                    format!(
+                        "the match of player {player} has begun; the arbiter decides it there (declare)"
+                    ),
+                ));
+            }
+        }
+    }
+    let outcome = apply(app, &mut t, |t| t.forfeit(player, round, double)).await?;
     if let Some(winner) = outcome.end_with {
-        let command = Command::Declare {
-            scope: Scope::Round,
-            winner,
-            reason: format!("forfeit: player {player} did not show up"),
-        };
-        if let Err(e) = decree(app, &outcome.match_id, command).await {
-            // The tournament's record stands; the match may have ended on its own meanwhile.
-            tracing::warn!(match_id = %outcome.match_id, error = %e, "forfeit not applied to the match");
-        }
+        link::end_by_forfeit(app, &outcome.match_id, winner).await;
     }
-    // A forfeit may complete the round.
-    after_result(app, id).await;
-    app.tournaments.view(id).await
-}
-
-async fn decree(app: &App, match_id: &str, command: Command) -> Result<(), String> {
-    let room = app
-        .room(match_id)
-        .await
-        .ok_or_else(|| format!("no match {match_id}"))?;
-    let (reply, answer) = oneshot::channel();
-    room.tx
-        .send(RoomCommand::Decree { command, reply })
-        .await
-        .map_err(|_| "the room has stopped".to_string())?;
-    answer
-        .await
-        .map_err(|_| "the room has stopped".to_string())?
-}
-
-/// Creates the matches of the current round that do not exist yet.
-async fn open_matches(app: &App, t: &Tournament) {
-    let boards: Vec<Board> = t.open_boards().cloned().collect();
-    for board in boards {
-        if app.room(&board.match_id).await.is_some() {
-            continue;
-        }
-        let (a, b) = (
-            &t.players[board.p1 as usize - 1],
-            &t.players[board.p2 as usize - 1],
-        );
-        let create = CreateMatch {
-            game: t.settings.game.clone(),
-            variant: Some(t.settings.variant.clone()),
-            sets: t.settings.sets,
-            clock: t.settings.clock,
-            warnings_limit: t.settings.warnings_limit,
-            players: PerSeat::new(a.name(), b.name()),
-            accounts: PerSeat::new(Some(a.account.clone()), Some(b.account.clone())),
-            house_bot: None,
-        };
-        let opened = app
-            .open_match(
-                create,
-                Some(board.match_id.clone()),
-                Some(t.arbiter_token.clone()),
-            )
-            .await;
-        if let Err(e) = opened {
-            // Left for the next start (or the next change) to try again.
-            tracing::error!(match_id = %board.match_id, error = ?e, "tournament match not created");
-        }
-    }
-}
-
-/// A room reports the end of its round: the result goes into its tournament.
-pub async fn match_finished(app: &App, match_id: &str, result: &RoundResult) {
-    let Some(id) = tournament_of(match_id) else {
-        return;
-    };
-    let Ok(handle) = app.tournaments.get(id) else {
-        return;
-    };
-    let mut t = handle.lock().await;
-    let mut next = t.clone();
-    if !next.record(match_id, result) {
-        return;
-    }
-    if save(app, &next).await.is_err() {
-        return;
-    }
-    *t = next;
     drop(t);
-    after_result(app, id).await;
-}
-
-/// With automatic pairing, a complete round is followed by the next one at once.
-async fn after_result(app: &App, id: &str) {
-    let Ok(handle) = app.tournaments.get(id) else {
-        return;
-    };
-    let mut t = handle.lock().await;
-    if !t.wants_pairing() {
-        return;
-    }
-    let mut next = t.clone();
-    match next.pair_next() {
-        Ok(round) => {
-            if save(app, &next).await.is_ok() {
-                *t = next;
-                open_matches(app, &t).await;
-                tracing::info!(tournament = %id, round, "round paired automatically");
-            }
-        }
-        Err(e) => tracing::warn!(tournament = %id, error = ?e, "next round not paired"),
-    }
-}
-
-/// Loads every stored tournament and brings it up to date with its matches.
-pub async fn restore(app: &App) -> Result<usize, String> {
-    let Some(store) = app.store() else {
-        return Ok(0);
-    };
-    let all = store.tournaments().await.map_err(|e| e.to_string())?;
-    let count = all.len();
-    for (id, state) in all {
-        let t: Tournament = match serde_json::from_str(&state) {
-            Ok(t) => t,
-            Err(e) => {
-                tracing::error!(tournament = %id, error = %e, "tournament not restored");
-                continue;
-            }
-        };
-        app.tournaments
-            .by_id
-            .insert(id.clone(), Arc::new(Mutex::new(t)));
-        catch_up(app, &id).await;
-    }
-    Ok(count)
-}
-
-/// Creates the current round's missing matches and records the results of those that ended
-/// while nobody was listening.
-async fn catch_up(app: &App, id: &str) {
-    let Ok(handle) = app.tournaments.get(id) else {
-        return;
-    };
-    let open: Vec<String> = {
-        let t = handle.lock().await;
-        if t.status != TournamentStatus::Running {
-            return;
-        }
-        open_matches(app, &t).await;
-        t.open_boards().map(|b| b.match_id.clone()).collect()
-    };
-    for match_id in open {
-        let Some(room) = app.room(&match_id).await else {
-            continue;
-        };
-        let (reply, answer) = oneshot::channel();
-        if room.tx.send(RoomCommand::Snapshot { reply }).await.is_err() {
-            continue;
-        }
-        if let Ok(state) = answer.await {
-            if let Some(result) = state.round {
-                match_finished(app, &match_id, &result).await;
-            }
-        }
-    }
-    after_result(app, id).await;
+    // A forfeit may complete the round.
+    link::after_result(app, id).await;
+    app.tournaments.view(id).await
 }

@@ -29,8 +29,8 @@ pub const MAX_PLAYERS: usize = 2000;
 /// Checks a `create_tournament` request (all but its players) and resolves its preset.
 pub fn settings_of(create: &CreateTournament) -> Result<Settings, String> {
     let name = create.name.trim();
-    if name.is_empty() || name.chars().count() > 100 {
-        return Err("a tournament's name is 1 to 100 characters".into());
+    if name.is_empty() || name.chars().count() > 100 || name.chars().any(char::is_control) {
+        return Err("a tournament's name is 1 to 100 characters, on one line".into());
     }
     if !(1..=MAX_ROUNDS).contains(&create.rounds) {
         return Err(format!("rounds must be 1 to {MAX_ROUNDS}"));
@@ -101,6 +101,15 @@ pub struct Entrant {
 }
 
 impl Entrant {
+    /// As TRF writes names: "Surname, Given".
+    fn trf_name(&self) -> String {
+        if self.given.is_empty() {
+            self.surname.clone()
+        } else {
+            format!("{}, {}", self.surname, self.given)
+        }
+    }
+
     pub fn name(&self) -> String {
         if self.given.is_empty() {
             self.surname.clone()
@@ -443,38 +452,73 @@ impl Tournament {
         true
     }
 
-    /// The player did not show up for the current round: their board is lost by forfeit (by
-    /// both, when the opponent was forfeited too).
-    pub fn forfeit(&mut self, player: u32) -> Result<ForfeitOutcome, Refused> {
+    /// The board of `player` in the current round (or in `round`, which must be the current
+    /// one: an arbiter's command about an earlier round must not land on a later board).
+    pub fn current_board(&self, player: u32, round: Option<u32>) -> Result<&Board, Refused> {
         self.player(player)?;
-        let Some(round) = self.rounds.last_mut() else {
+        let current = self.current_round();
+        if current == 0 {
             return invalid("no round has been paired yet");
-        };
-        let Some(board) = round
-            .boards
-            .iter_mut()
-            .find(|b| b.p1 == player || b.p2 == player)
-        else {
-            return invalid(format!("player {player} has no match in this round"));
-        };
+        }
+        if let Some(round) = round.filter(|&r| r != current) {
+            return invalid(format!(
+                "round {round} is not the current round ({current})"
+            ));
+        }
+        self.rounds
+            .last()
+            .and_then(|r| r.boards.iter().find(|b| b.p1 == player || b.p2 == player))
+            .map_or_else(
+                || invalid(format!("player {player} has no match in round {current}")),
+                Ok,
+            )
+    }
+
+    /// The player did not show up for the current round: their board is lost by forfeit; by
+    /// both with `double` (both absent), or when the opponent was forfeited already.
+    pub fn forfeit(
+        &mut self,
+        player: u32,
+        round: Option<u32>,
+        double: bool,
+    ) -> Result<ForfeitOutcome, Refused> {
+        let board = self.current_board(player, round)?;
         let seat = if board.p1 == player {
             Seat::P1
         } else {
             Seat::P2
         };
-        let (result, end_with) = match (board.result, seat) {
-            (None, Seat::P1) => (BoardResult::P2ByForfeit, Some(Winner::P2)),
-            (None, Seat::P2) => (BoardResult::P1ByForfeit, Some(Winner::P1)),
-            (Some(BoardResult::P1ByForfeit), Seat::P1)
-            | (Some(BoardResult::P2ByForfeit), Seat::P2) => (BoardResult::DoubleForfeit, None),
-            (Some(_), _) => {
+        let (result, end_with) = match (board.result, seat, double) {
+            (None, _, true) => (BoardResult::DoubleForfeit, Some(Winner::Draw)),
+            (None, Seat::P1, false) => (BoardResult::P2ByForfeit, Some(Winner::P2)),
+            (None, Seat::P2, false) => (BoardResult::P1ByForfeit, Some(Winner::P1)),
+            (Some(BoardResult::P1ByForfeit), Seat::P1, _)
+            | (Some(BoardResult::P2ByForfeit), Seat::P2, _) => (BoardResult::DoubleForfeit, None),
+            (Some(_), _, _) => {
                 return invalid(format!("the match of player {player} has a result already"))
             }
         };
-        board.result = Some(result);
         let match_id = board.match_id.clone();
+        if let Some(board) = self.board_of_match(&match_id) {
+            board.result = Some(result);
+        }
         self.finish_if_done();
         Ok(ForfeitOutcome { match_id, end_with })
+    }
+
+    /// Boards of the current round decided by forfeit, with the winner their match is ended
+    /// with (a draw for a double forfeit).
+    pub fn forfeited_boards(&self) -> impl Iterator<Item = (&Board, Winner)> {
+        self.rounds
+            .last()
+            .into_iter()
+            .flat_map(|r| r.boards.iter())
+            .filter_map(|b| match b.result {
+                Some(BoardResult::P1ByForfeit) => Some((b, Winner::P1)),
+                Some(BoardResult::P2ByForfeit) => Some((b, Winner::P2)),
+                Some(BoardResult::DoubleForfeit) => Some((b, Winner::Draw)),
+                _ => None,
+            })
     }
 
     /// Before the start the player is struck from the list; after it, they are no longer
@@ -547,10 +591,7 @@ impl Tournament {
                 .enumerate()
                 .map(|(i, p)| hakem_pairing::Player {
                     id: i as u32 + 1,
-                    name: match p.given.is_empty() {
-                        true => p.surname.clone(),
-                        false => format!("{}, {}", p.surname, p.given),
-                    },
+                    name: p.trf_name(),
                     ..Default::default()
                 })
                 .collect(),
@@ -587,29 +628,30 @@ impl Tournament {
         t
     }
 
-    /// The history of the rounds whose every result is in, with points and ranks: what
-    /// standings and the TRF export are computed from.
-    fn completed_history(&self) -> hakem_pairing::Tournament {
+    /// The history of the rounds whose every result is in, with points and ranks, and its
+    /// standings: what the view and the TRF export are made of.
+    fn completed_history(&self) -> (hakem_pairing::Tournament, Vec<hakem_pairing::Standing>) {
         let mut done = self.clone();
         done.rounds.truncate(self.completed_rounds() as usize);
         let mut t = done.history();
-        for s in standings(&t, edition(&self.settings), &tiebreak_order(&self.settings)) {
+        let table = standings(&t, edition(&self.settings), &tiebreak_order(&self.settings));
+        for s in &table {
             if let Some(p) = t.players.get_mut(s.id as usize - 1) {
                 p.rank = Some(s.rank);
             }
         }
-        t
+        (t, table)
     }
 
     /// The FIDE TRF(x) of the completed rounds.
     pub fn trf(&self) -> String {
-        hakem_pairing::write_trf(&self.completed_history())
+        hakem_pairing::write_trf(&self.completed_history().0)
     }
 
     pub fn view(&self) -> TournamentView {
-        let t = self.completed_history();
+        let (_, table) = self.completed_history();
         let order = tiebreak_order(&self.settings);
-        let standings = standings(&t, edition(&self.settings), &order)
+        let standings = table
             .into_iter()
             .map(|s| StandingView {
                 id: s.id,
@@ -809,7 +851,11 @@ mod tests {
         start(&mut t);
         t.pair_next().unwrap();
         let board = t.rounds[0].boards[0].clone();
-        let first = t.forfeit(board.p1).unwrap();
+        assert!(
+            t.forfeit(board.p1, Some(2), false).is_err(),
+            "not the current round"
+        );
+        let first = t.forfeit(board.p1, Some(1), false).unwrap();
         assert_eq!(first.end_with, Some(Winner::P2));
         assert_eq!(t.rounds[0].boards[0].result, Some(BoardResult::P2ByForfeit));
         // The match's own end, reported afterwards, does not overwrite the forfeit.
@@ -820,8 +866,11 @@ mod tests {
             reason: "arbiter".into(),
         };
         assert!(!t.record(&board.match_id, &result));
-        assert!(t.forfeit(board.p1).is_err(), "the same player twice");
-        let second = t.forfeit(board.p2).unwrap();
+        assert!(
+            t.forfeit(board.p1, None, false).is_err(),
+            "the same player twice"
+        );
+        let second = t.forfeit(board.p2, None, false).unwrap();
         assert_eq!(second.end_with, None);
         assert_eq!(
             t.rounds[0].boards[0].result,
@@ -830,7 +879,16 @@ mod tests {
         let h = t.history();
         let entry = h.players[board.p1 as usize - 1].rounds[0].unwrap();
         assert_eq!(entry.result, ResultCode::ForfeitLoss);
-        assert!(t.forfeit(99).is_err());
+        assert!(t.forfeit(99, None, false).is_err());
+        // Both absent at once: a double forfeit, the match ended as a draw.
+        let other = t.rounds[0].boards[1].clone();
+        let both = t.forfeit(other.p2, None, true).unwrap();
+        assert_eq!(both.end_with, Some(Winner::Draw));
+        assert_eq!(
+            t.rounds[0].boards[1].result,
+            Some(BoardResult::DoubleForfeit)
+        );
+        assert_eq!(t.forfeited_boards().count(), 2);
     }
 
     #[test]
