@@ -1,4 +1,5 @@
-//! Pente: threat-aware alpha-beta over candidate points near the stones.
+//! Pente: a threat-space search for forced wins, then alpha-beta over candidate points near the
+//! stones.
 //!
 //! Every five-point window of the board that holds stones of one colour only is a potential
 //! five; its weight grows steeply with its stones, so fours and open threes (which lie in
@@ -6,10 +7,17 @@
 //! moves are the empty points within two of a stone, ranked by what they make for the mover
 //! (attack) and what they take from the opponent (defence, i.e. blocks), plus captures.
 //!
+//! A threat-space search for forced wins ([`threats`]) comes first from level 3 on.
+//!
 //! Levels: the depth grows from 1 to 4 plies; level 5 searches fewer moves inside the tree (6)
 //! so that it reaches a ply deeper within the same time; the root moves are reordered by the
 //! previous iteration's values; levels 2, 3 and 4 play the second-best root move (when it is
-//! not lost and within `NOISE_MARGIN`) 25%, 55% and 40% of the time.
+//! not lost and within `NOISE_MARGIN`) 25%, 55% and 40% of the time. From level 3 on, a threat
+//! search comes first: a four and its win at level 3, one three and up to 4 and 6 fours at levels
+//! 4 and 5 (2 000, 10 000 and 40 000 nodes). Levels 4 and 5 also defend against wins by up to 1
+//! and 6 fours. Facing one, they search only the moves that may stop it. They drop root moves
+//! after which the opponent has one, unless every move leaves one. Each threat search gets at
+//! most a quarter of the level's time.
 
 use std::time::{Duration, Instant};
 
@@ -17,6 +25,11 @@ use hakem_games::pente::{Move, Point, Position, SIZE};
 use hakem_games::{Game, Side};
 
 use crate::Rng;
+
+mod threats;
+
+use threats::threat_answers;
+pub use threats::{threat_search, ThreatLimits, Threats};
 
 const N: i32 = SIZE as i32;
 const WIN: i32 = 10_000_000;
@@ -255,14 +268,52 @@ pub fn search_move(p: &Position, level: u8, budget: Duration, seed: u64) -> Opti
         4 => (3, 13, 9, 1_500, 40),
         _ => (4, 13, 6, 4_000, 0),
     };
+    // From level 3 on, a threat search for a win first: a four and its win at level 3, one
+    // three and up to 4 or 6 fours at levels 4 and 5. Levels 4 and 5 also defend against the
+    // opponent's wins by fours, up to 1 or 6 of them. (A second three at level 5 did no better
+    // in the tournament example at 20 ms per move: it leaves the alpha-beta search less time.)
+    let limits = |threes, fours, nodes| ThreatLimits {
+        threes,
+        fours,
+        width: 10,
+        nodes,
+        deadline: None,
+    };
+    let (attack, defence) = match level {
+        2 => (None, None),
+        3 => (Some(limits(0, 1, 2_000)), None),
+        4 => (Some(limits(1, 4, 10_000)), Some(limits(0, 1, 10_000))),
+        _ => (Some(limits(1, 6, 40_000)), Some(limits(0, 6, 40_000))),
+    };
+    let time = budget.min(Duration::from_millis(cap_ms));
     let mut ctx = Ctx {
-        deadline: Instant::now() + budget.min(Duration::from_millis(cap_ms)),
+        deadline: Instant::now() + time,
         stopped: false,
         nodes: 0,
         width,
     };
+    // Each threat search (up to three) gets at most a quarter of the time; the alpha-beta search
+    // has the rest.
+    let quarter = |limits: ThreatLimits| ThreatLimits {
+        deadline: Some(Instant::now() + time / 4),
+        ..limits
+    };
+    if let Some(Threats::Win(mv)) = attack.map(|limits| threat_search(p, quarter(limits))) {
+        return Some(mv);
+    }
+    let mut list = candidates(p, root_width);
+    if let Some(limits) = defence {
+        // Facing a win by fours, only the moves that may stop it.
+        let answers = threat_answers(p, quarter(limits)).unwrap_or_default();
+        if !answers.is_empty() {
+            list = answers
+                .into_iter()
+                .take(root_width)
+                .map(|m| (0, m))
+                .collect();
+        }
+    }
     let noisy = noise_percent > 0 && rng.below(100) < noise_percent;
-    let list = candidates(p, root_width);
     let mut best = list.first()?.1;
     let mut second = None;
     let mut children = Vec::new();
@@ -276,6 +327,22 @@ pub fn search_move(p: &Position, level: u8, budget: Duration, seed: u64) -> Opti
                 return Some(mv);
             }
             children.push((mv, child));
+        }
+    }
+    if let Some(limits) = defence {
+        // Root moves after which the opponent wins by fours are lost: dropped, unless all are.
+        let each = ThreatLimits {
+            nodes: limits.nodes / 8,
+            ..quarter(limits)
+        };
+        let safe: Vec<bool> = children
+            .iter()
+            .map(|(_, child)| !matches!(threat_search(child, each), Threats::Win(_)))
+            .collect();
+        if safe.contains(&true) {
+            let mut flags = safe.into_iter();
+            children.retain(|_| flags.next().unwrap_or(true));
+            best = children.first().map_or(best, |c| c.0);
         }
     }
     for depth in 1..=max_depth {
