@@ -124,9 +124,12 @@ async fn main() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     }
+    // The signal handlers are in place before the ready line: a SIGTERM sent as soon as the
+    // line is read must stop the server cleanly, not kill it.
+    let shutdown = shutdown_signal();
     println!("hakem-server listening on http://{addr}");
     tracing::info!(%addr, "listening");
-    match hakem_server::http::serve(listener, app, metrics, shutdown_signal()).await {
+    match hakem_server::http::serve(listener, app, metrics, shutdown).await {
         Ok(()) => {
             tracing::info!("shut down");
             std::process::ExitCode::SUCCESS
@@ -138,24 +141,32 @@ async fn main() -> std::process::ExitCode {
     }
 }
 
-/// Ctrl-C or SIGTERM.
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
+/// Ctrl-C or SIGTERM. The handlers are installed when this is called, not when the future is
+/// first polled.
+#[cfg(unix)]
+fn shutdown_signal() -> impl std::future::Future<Output = ()> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let term = signal(SignalKind::terminate()).ok();
+    let interrupt = signal(SignalKind::interrupt()).ok();
+    async move {
+        let wait = |stream: Option<tokio::signal::unix::Signal>| async move {
+            match stream {
+                Some(mut stream) => {
+                    stream.recv().await;
+                }
+                None => std::future::pending().await,
             }
-            Err(_) => std::future::pending().await,
+        };
+        tokio::select! {
+            _ = wait(term) => {},
+            _ = wait(interrupt) => {},
         }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        _ = ctrl_c => {},
-        _ = term => {},
+    }
+}
+
+#[cfg(not(unix))]
+fn shutdown_signal() -> impl std::future::Future<Output = ()> {
+    async {
+        let _ = tokio::signal::ctrl_c().await;
     }
 }
