@@ -10,7 +10,7 @@ use hakem_protocol::tournament::{
     ByeKind, CreateTournament, NewPlayer, PairingRules, PlayerToken, TiebreakEdition,
     TournamentStatus, TournamentView,
 };
-use hakem_protocol::{ClientMessage, Seat, ServerMessage};
+use hakem_protocol::{ClientMessage, Points, Seat, ServerMessage};
 use serde_json::json;
 
 use crate::connection::{parse_server_url, Connection, Incoming, DEFAULT_SERVER};
@@ -92,9 +92,21 @@ pub struct CreateArgs {
     /// Half-point byes a player may take.
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub max_half_byes: u32,
+    /// Points of the pairing-allocated bye (odd number of players): 1, 0.5 or 0.
+    #[arg(long, value_name = "P", default_value = "1", value_parser = parse_points)]
+    pub bye_points: Points,
     /// One JSON line: {"tournament":..,"arbiter_token":..,"players":[{"id","name","account","token"}]}.
     #[arg(long)]
     pub json: bool,
+}
+
+fn parse_points(text: &str) -> Result<Points, String> {
+    match text {
+        "1" | "1.0" => Ok(Points::ONE),
+        "0.5" | ".5" | "1/2" => Ok(Points::HALF),
+        "0" | "0.0" => Ok(Points::ZERO),
+        _ => Err(format!("{text:?} is 1, 0.5 or 0")),
+    }
 }
 
 fn parse_seat(text: &str) -> Result<Seat, String> {
@@ -651,6 +663,7 @@ async fn create(args: CreateArgs) -> ExitCode {
         colour_lot: args.colour_lot,
         auto_pair: args.auto_pair,
         max_half_byes: args.max_half_byes,
+        bye_points: args.bye_points,
     };
     let (id, arbiter_token, players) = match create_with_players(&args.auth, create, players).await
     {

@@ -157,7 +157,7 @@ fn float_of(t: &Tournament, idx: usize, round: usize, rules: Rules) -> Float {
     };
     if !e.result.is_game() {
         // 2017: whoever did not play floated down. 2025: only if the round still scored.
-        return if rules == Rules::Dutch2017 || e.result.halves(2) > 0 {
+        return if rules == Rules::Dutch2017 || e.result.halves(t.pab()) > 0 {
             Float::Down
         } else {
             Float::None
@@ -170,8 +170,8 @@ fn float_of(t: &Tournament, idx: usize, round: usize, rules: Rules) -> Float {
     let Some(oi) = t.players.iter().position(|p| p.id == o) else {
         return Float::None;
     };
-    let mine = t.points_after(idx, round - 1, 2);
-    let theirs = t.points_after(oi, round - 1, 2);
+    let mine = t.points_after(idx, round - 1, t.pab());
+    let theirs = t.points_after(oi, round - 1, t.pab());
     match mine.cmp(&theirs) {
         std::cmp::Ordering::Greater => Float::Down,
         std::cmp::Ordering::Less => Float::Up,
@@ -237,7 +237,7 @@ pub fn pair_round_number(
                 ResultCode::Pab | ResultCode::FullBye | ResultCode::ForfeitWin
             )
         });
-        let score = t.points_after(idx, hist, 2);
+        let score = t.points_after(idx, hist, t.pab());
         ps.push(Ps {
             rank: ps.len() as u32 + 1,
             id: p.id,

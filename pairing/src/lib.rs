@@ -143,6 +143,9 @@ pub struct Tournament {
     pub total_rounds: Option<u32>,
     /// `XXC`: the colour drawn for the first-ranked player in round 1.
     pub initial_colour: Option<Colour>,
+    /// `BBU` (as bbpPairings writes it): the points of a pairing-allocated bye, in half points;
+    /// `None` for the usual 1 point.
+    pub pab_halves: Option<u32>,
     /// Sorted by pairing number, ids 1..N.
     pub players: Vec<Player>,
     /// Header lines kept as they are (written back unchanged).
@@ -150,6 +153,11 @@ pub struct Tournament {
 }
 
 impl Tournament {
+    /// The points of a pairing-allocated bye, in half points (1 point unless `BBU` says).
+    pub fn pab(&self) -> u32 {
+        self.pab_halves.unwrap_or(2)
+    }
+
     /// The number of rounds complete for every player (the round to pair is this plus one).
     pub fn completed_rounds(&self) -> usize {
         self.players

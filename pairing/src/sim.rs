@@ -24,6 +24,7 @@ pub fn simulate(players: u32, played: usize, total: u32, rules: Rules, seed: u64
         name: format!("sim {players}"),
         total_rounds: Some(total),
         initial_colour: Some(Colour::White),
+        pab_halves: None,
         players: (1..=players)
             .map(|id| Player {
                 id,
@@ -81,7 +82,7 @@ pub fn simulate(players: u32, played: usize, total: u32, rules: Rules, seed: u64
         t.record_round(round, &entries);
     }
     for i in 0..t.players.len() {
-        t.players[i].points = t.points_after(i, played, 2);
+        t.players[i].points = t.points_after(i, played, t.pab());
     }
     t
 }

@@ -123,10 +123,6 @@ fn is_vur(e: &Option<RoundEntry>) -> bool {
     }
 }
 
-fn halves(e: &Option<RoundEntry>) -> u32 {
-    e.map(|e| e.result.halves(2)).unwrap_or(0)
-}
-
 /// Computes the standings of a finished (or partly played) tournament, best first.
 pub fn standings(t: &Tournament, edition: Edition, order: &[Tiebreak]) -> Vec<Standing> {
     let n = t.players.len();
@@ -136,6 +132,8 @@ pub fn standings(t: &Tournament, edition: Edition, order: &[Tiebreak]) -> Vec<St
         .unwrap_or(0)
         .max(t.players.iter().map(|p| p.rounds.len()).max().unwrap_or(0));
     let all: Vec<Vec<Option<RoundEntry>>> = (0..n).map(|i| entries(t, i, rounds)).collect();
+    let pab = t.pab();
+    let halves = |e: &Option<RoundEntry>| e.map(|e| e.result.halves(pab)).unwrap_or(0);
     let points: Vec<u32> = all.iter().map(|es| es.iter().map(halves).sum()).collect();
     // Adjusted score: byes/absences after the last round that was not a VUR count as a draw.
     let adjusted: Vec<u32> = all

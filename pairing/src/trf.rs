@@ -125,6 +125,18 @@ pub fn parse(text: &str) -> Result<Tournament, TrfError> {
                     .map_err(|_| err(ln, format!("bad XXR `{}`", v.trim())))?;
                 t.total_rounds = Some(n);
             }
+            "BBU" => {
+                let v = cols(&chars, 4, chars.len());
+                let points: f64 = v
+                    .trim()
+                    .parse()
+                    .map_err(|_| err(ln, format!("bad BBU `{}`", v.trim())))?;
+                let halves = points * 2.0;
+                if !(0.0..=2.0).contains(&halves) || halves.fract() != 0.0 {
+                    return Err(err(ln, format!("BBU `{}`: 0, 0.5 or 1", v.trim())));
+                }
+                t.pab_halves = Some(halves as u32);
+            }
             "XXC" => {
                 let v = cols(&chars, 4, chars.len()).trim().to_ascii_lowercase();
                 let first = v.split_whitespace().next().unwrap_or("");
@@ -255,6 +267,9 @@ pub fn write(t: &Tournament) -> String {
     if let Some(r) = t.total_rounds {
         out.push_str(&format!("XXR {r}\n"));
     }
+    if let Some(h) = t.pab_halves {
+        out.push_str(&format!("BBU {}\n", fmt_points(h)));
+    }
     if let Some(c) = t.initial_colour {
         out.push_str(match c {
             Colour::White => "XXC white1\n",
@@ -340,6 +355,26 @@ mod tests {
         assert_eq!(t.players[4].rounds, t2.players[4].rounds);
         let want = "001    4      Test0004 Player0004               1844                             2.0    3     2 w 0  0000 - U     5 b 1";
         assert!(w.contains(want), "{w}");
+    }
+
+    #[test]
+    fn the_points_of_the_pairing_allocated_bye_are_read_and_written() {
+        let text = "012 t\nXXR 2\nBBU 0.5\n\
+001    1      A                                                                  0.5    1  0000 - U\n\
+001    2      B                                                                  0.0    2     3 w 0\n\
+001    3      C                                                                  1.0    1     2 b 1\n";
+        let t = parse(text).unwrap();
+        assert_eq!(t.pab(), 1);
+        assert_eq!(t.points_after(0, 1, t.pab()), 1);
+        assert!(write(&t).contains("BBU 0.5\n"));
+        let plain = parse("XXR 2\n").unwrap();
+        assert_eq!(plain.pab(), 2);
+        assert!(!write(&plain).contains("BBU"));
+        assert_eq!(parse("BBU 2\n").unwrap_err().line, 1);
+        assert_eq!(parse("BBU half\n").unwrap_err().line, 1);
+        let st = crate::standings(&t, crate::Edition::E2026, &crate::Tiebreak::DEFAULT_ORDER);
+        let a = st.iter().find(|s| s.id == 1).unwrap();
+        assert_eq!(a.points, 1, "the bye is worth half a point here");
     }
 
     #[test]

@@ -51,6 +51,13 @@ pub struct CreateTournament {
     /// Half-point byes a player may ask for over the tournament.
     #[serde(default = "default_half_byes")]
     pub max_half_byes: u32,
+    /// The points of the pairing-allocated bye: 1 (the default), 0.5 or 0.
+    #[serde(default = "one_point")]
+    pub bye_points: Points,
+}
+
+fn one_point() -> Points {
+    Points::ONE
 }
 
 pub fn default_tiebreaks() -> Vec<String> {
@@ -133,6 +140,8 @@ pub struct TournamentSettings {
     pub tiebreaks: Vec<String>,
     pub auto_pair: bool,
     pub max_half_byes: u32,
+    #[serde(default = "one_point")]
+    pub bye_points: Points,
 }
 
 /// The whole public picture of a tournament.

@@ -39,6 +39,7 @@ fn create(players: &[&str]) -> CreateTournament {
         colour_lot: Some(Seat::P1),
         auto_pair: false,
         max_half_byes: 1,
+        bye_points: hakem_protocol::Points::ONE,
     }
 }
 

@@ -672,6 +672,8 @@ async fn tournament_commands_are_refused_with_clear_errors() {
         ("variant", json!("giant")),
         ("name", json!("  ")),
         ("tiebreaks", json!(["BH", "ELO"])),
+        ("bye_points", json!(2)),
+        ("bye_points", json!(0.25)),
         ("players", json!([{"surname": "A", "account": "nobody"}])),
         ("players", json!([{"surname": ""}])),
     ] {

@@ -32,6 +32,9 @@ pub fn settings_of(create: &CreateTournament) -> Result<Settings, String> {
     if name.is_empty() || name.chars().count() > 100 || name.chars().any(char::is_control) {
         return Err("a tournament's name is 1 to 100 characters, on one line".into());
     }
+    if create.bye_points > Points::ONE {
+        return Err("bye_points is 0, 0.5 or 1".into());
+    }
     if !(1..=MAX_ROUNDS).contains(&create.rounds) {
         return Err(format!("rounds must be 1 to {MAX_ROUNDS}"));
     }
@@ -63,6 +66,7 @@ pub fn settings_of(create: &CreateTournament) -> Result<Settings, String> {
         tiebreaks: create.tiebreaks.clone(),
         auto_pair: create.auto_pair,
         max_half_byes: create.max_half_byes,
+        bye_points: create.bye_points,
     })
 }
 
@@ -581,6 +585,7 @@ impl Tournament {
         let mut t = hakem_pairing::Tournament {
             name: self.settings.name.clone(),
             total_rounds: Some(self.settings.rounds),
+            pab_halves: Some(self.settings.bye_points.halves).filter(|&h| h != 2),
             initial_colour: self.colour_lot.map(|lot| match lot.seat {
                 Seat::P1 => Colour::White,
                 Seat::P2 => Colour::Black,
@@ -623,7 +628,7 @@ impl Tournament {
             t.record_round(r + 1, &entries);
         }
         for i in 0..t.players.len() {
-            t.players[i].points = t.points_after(i, self.rounds.len(), 2);
+            t.players[i].points = t.points_after(i, self.rounds.len(), t.pab());
         }
         t
     }
@@ -711,7 +716,7 @@ impl Tournament {
                             player: bye.player,
                             kind: bye.kind,
                             points: Points {
-                                halves: bye.code().halves(2),
+                                halves: bye.code().halves(self.settings.bye_points.halves),
                             },
                         })
                         .collect(),
@@ -751,6 +756,7 @@ mod tests {
             colour_lot: None,
             auto_pair: false,
             max_half_byes: 1,
+            bye_points: Points::ONE,
         };
         let mut t = Tournament::new("t".into(), 0, settings_of(&create).unwrap(), "a".into());
         for (i, (surname, given)) in names.iter().enumerate() {
@@ -919,6 +925,33 @@ mod tests {
         t.withdraw(1).unwrap();
         assert_eq!(t.players.len(), 5);
         assert_eq!(t.players[0].surname, "Çelik");
+    }
+
+    #[test]
+    fn the_pairing_allocated_bye_is_worth_what_the_settings_say() {
+        let mut t = tournament(2, &SIX[..5]);
+        t.settings.bye_points = Points::HALF;
+        start(&mut t);
+        t.pair_next().unwrap();
+        p1_wins_every_board(&mut t);
+        let bye = t.rounds[0]
+            .byes
+            .iter()
+            .find(|b| b.kind == ByeKind::Pairing)
+            .unwrap()
+            .player;
+        let view = t.view();
+        let line = view.standings.iter().find(|s| s.id == bye).unwrap();
+        assert_eq!(line.points, Points::HALF);
+        assert_eq!(view.pairings[0].byes[0].points, Points::HALF);
+        let text = t.trf();
+        assert!(text.contains("BBU 0.5"), "{text}");
+        let back = hakem_pairing::parse_trf(&text).unwrap();
+        assert_eq!(back.pab(), 1);
+        t.pair_next().unwrap();
+        p1_wins_every_board(&mut t);
+        let back = hakem_pairing::parse_trf(&t.trf()).unwrap();
+        assert!(hakem_pairing::check_rounds(&back, Rules::Dutch2025).is_empty());
     }
 
     #[test]
