@@ -92,6 +92,9 @@ test("a person plays a Pentago set by mouse against the computer at level 1", { 
   await page.waitForFunction(() => document.querySelector("#role").textContent.includes("You play as Ayşe Yılmaz"));
   await page.waitForFunction(() => document.querySelector("#seat-p2 .seat-name").textContent === "hakem bot (level 1)");
   assert.equal(await page.textContent("#seat-p1 .seat-name"), "Ayşe Yılmaz");
+  // Claims go to an arbiter: there is none to claim to against the computer; nor a tournament.
+  await page.waitForFunction(() => document.querySelector("#claim-text")?.closest("form")?.hidden === true);
+  assert.equal(await page.isVisible("#tournament-link"), false);
   // The Ready button has the focus, and the page says what to do.
   await page.waitForFunction(() => document.activeElement?.id === "ready");
   await page.waitForFunction(() => document.querySelector("#announcer").textContent.includes("Match against the computer (level 1) created"));

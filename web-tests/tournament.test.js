@@ -293,6 +293,12 @@ test("a running tournament: listed in the lobby, standings with tie-breaks, roun
   await page.waitForFunction((id) => location.hash === `#/match/${id}`, board.match);
   await waitForText(page, ".match-title", `${name(board.p1)} – ${name(board.p2)}`);
   await waitForText(page, "#result", name(board.p1));
+  // ...which links back to the tournament.
+  assert.equal(await page.getAttribute("#tournament-link", "href"), `#/tournament/${t.id}`);
+  await page.click("#tournament-link");
+  await page.waitForSelector("#round-2");
+  await page.goBack();
+  await page.waitForFunction((id) => location.hash === `#/match/${id}`, board.match);
   await page.goBack();
   await page.waitForSelector("#round-2");
   await page.close();

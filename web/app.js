@@ -1276,6 +1276,7 @@ class MatchView {
     this.el = {
       title: el("h1", { class: "match-title" }),
       subtitle: el("p", { class: "match-sub" }),
+      tournament: el("p", { class: "match-tournament", hidden: true }),
       status: el("p", { class: "turn-line", id: "turn-line" }),
       boardBox: el("div", { class: "board-box" }),
       boardTools: el("div", { class: "board-tools" }),
@@ -1349,7 +1350,7 @@ class MatchView {
       return el("section", { class: "card tools", "aria-labelledby": "tools-heading" }, [
         el("h2", { id: "tools-heading", text: t("your_controls") }),
         el("div", { class: "check" }, [auto, el("label", { for: "autopress", text: t("autopress") })]),
-        claimForm,
+        (this.el.claimForm = claimForm),
         el("div", { class: "row" }, [resign]),
       ]);
     };
@@ -1408,7 +1409,7 @@ class MatchView {
     main.replaceChildren(
       E.fatal,
       el("div", { class: "match" }, [
-        el("div", { class: "match-head" }, [E.title, E.subtitle, roleLabel, E.status, E.result]),
+        el("div", { class: "match-head" }, [E.title, E.subtitle, E.tournament, roleLabel, E.status, E.result]),
         el("div", { class: "match-body" }, [
           el("section", { class: "board-area", "aria-label": t("board_area") }, [E.boardBox, E.boardTools]),
           el("div", { class: "side" }, [
@@ -1508,6 +1509,19 @@ class MatchView {
       s.sets_max === 1 ? t("one_set") : t("best_of", { n: s.sets_max }),
       s.clock ? t("clock_desc", { min: Math.round(s.clock.initial_ms / 60000), inc: Math.round(s.clock.increment_ms / 1000) }) : t("untimed"),
     ].join(" · ");
+    // Claims go to an arbiter; against the server's own bot there is nobody to claim to.
+    if (E.claimForm && this.you) {
+      const opponent = this.you === "p1" ? "p2" : "p1";
+      E.claimForm.hidden = Boolean(s.players?.[opponent]?.house_bot);
+    }
+    // A tournament's match links back to its standings and pairings.
+    E.tournament.hidden = !s.tournament;
+    if (s.tournament && E.tournament.dataset.id !== s.tournament) {
+      E.tournament.dataset.id = s.tournament;
+      E.tournament.replaceChildren(
+        el("a", { href: `#/tournament/${encodeURIComponent(s.tournament)}`, id: "tournament-link", text: t("match_of_tournament") }),
+      );
+    }
     const role = main.querySelector("#role");
     role.textContent =
       this.role === "player" && this.you

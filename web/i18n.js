@@ -350,6 +350,7 @@ const en = {
   fatal_unknown: "No such match",
   fatal_unauthorized: "This link does not open this match",
   back_to_matches: "Back to the matches",
+  match_of_tournament: "A round of a tournament: standings and pairings",
 
   err_bad_request: "The server did not understand the request: {message}",
   err_unsupported_protocol: "This page is older than the server: reload it.",
@@ -738,6 +739,7 @@ const tr = {
   fatal_unknown: "Böyle bir maç yok",
   fatal_unauthorized: "Bu bağlantı bu maçı açmıyor",
   back_to_matches: "Maçlara dön",
+  match_of_tournament: "Bir turnuvanın maçı: sıralama ve eşleşmeler",
 
   err_bad_request: "Sunucu isteği anlamadı: {message}",
   err_unsupported_protocol: "Bu sayfa sunucudan eski: sayfayı yenileyin.",

@@ -601,6 +601,7 @@ mod tests {
             name: name.to_string(),
             connected: true,
             ready: false,
+            house_bot: false,
         };
         MatchState {
             match_id: "m1".into(),
@@ -635,6 +636,7 @@ mod tests {
                 server_time_ms: 0,
             }),
             you: Some("p2".into()),
+            tournament: None,
         }
     }
 

@@ -762,6 +762,9 @@ pub struct MatchSummary {
     pub status: MatchStatus,
     pub set: u8,
     pub set_points: PerSeat<Points>,
+    /// The tournament the match is a round of, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tournament: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -771,6 +774,9 @@ pub struct PlayerInfo {
     /// Has sent `ready` for the next set.
     #[serde(default)]
     pub ready: bool,
+    /// The seat is played by the server's own bot.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub house_bot: bool,
 }
 
 /// The clocks at one moment. `running` is the seat whose time is going down.
@@ -867,6 +873,9 @@ pub struct MatchState {
     /// The reader's own role in this match: `p1`, `p2`, `arbiter` or `spectator`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub you: Option<String>,
+    /// The tournament the match is a round of, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tournament: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -87,6 +87,13 @@ pub enum CreateError {
     Store(String),
 }
 
+/// A tournament's board, for [`App::open_match`].
+pub struct TournamentBoard {
+    pub tournament: String,
+    pub match_id: String,
+    pub arbiter_token: String,
+}
+
 /// A match just created, with its secrets.
 pub struct Created {
     pub match_id: String,
@@ -291,16 +298,15 @@ impl App {
 
     /// Checks a `create_match` request and starts its room.
     pub async fn create_match(&self, create: CreateMatch) -> Result<Created, CreateError> {
-        self.open_match(create, None, None).await
+        self.open_match(create, None).await
     }
 
-    /// [`App::create_match`] with the id and the arbiter token chosen by the caller (a
-    /// tournament's matches: readable ids, one arbiter token for all).
+    /// [`App::create_match`], for a tournament's board when `board` is given: its id and arbiter
+    /// token are the tournament's choice (readable ids, one arbiter token for all).
     pub async fn open_match(
         &self,
         mut create: CreateMatch,
-        id: Option<String>,
-        arbiter_token: Option<String>,
+        board: Option<TournamentBoard>,
     ) -> Result<Created, CreateError> {
         if let Some(bot) = create.house_bot {
             if !(1..=5).contains(&bot.level) {
@@ -329,7 +335,7 @@ impl App {
                 }
             }
         }
-        let config = MatchConfig::new(
+        let mut config = MatchConfig::new(
             &create.game,
             create.variant.as_deref(),
             create.sets,
@@ -338,6 +344,14 @@ impl App {
             create.players,
         )
         .map_err(CreateError::Invalid)?;
+        config.house_bot = create.house_bot.map(|bot| bot.seat);
+        let (id, arbiter_token) = match board {
+            Some(board) => {
+                config.tournament = Some(board.tournament);
+                (Some(board.match_id), Some(board.arbiter_token))
+            }
+            None => (None, None),
+        };
         let match_id = match id {
             Some(id) => id,
             None => loop {

@@ -291,6 +291,7 @@ pub fn spec_of(config: &MatchConfig, tokens: &Tokens) -> MatchSpec {
         arbiter_token: tokens.arbiter.clone(),
         accounts: tokens.accounts.clone(),
         house_bot: None,
+        tournament: config.tournament.clone(),
     }
 }
 
@@ -311,6 +312,8 @@ pub fn restore(
         spec.players.clone(),
     )?;
     config.untimed_ply_limit = spec.untimed_ply_limit;
+    config.tournament = spec.tournament.clone();
+    config.house_bot = spec.house_bot.map(|bot| bot.seat);
     let mut round = Round::new(config);
     let mut log = Vec::with_capacity(stored.frames.len());
     let mut last_clocks = None;
@@ -343,6 +346,7 @@ fn summary_of(id: &str, round: &Round) -> MatchSummary {
         status: round.status(),
         set: round.set_no(),
         set_points: round.set_points(),
+        tournament: config.tournament.clone(),
     }
 }
 
@@ -677,6 +681,7 @@ impl Room {
             name: config.players.get(seat).clone(),
             connected: *self.seat_connections.get(seat) > 0,
             ready: *ready.get(seat),
+            house_bot: config.house_bot == Some(seat),
         };
         let to_move = round.to_move();
         let legal_moves = match (with_legal_moves, role, to_move, round.position()) {
@@ -715,6 +720,7 @@ impl Room {
             },
             clocks: round.clocks(now, wall_clock_ms()),
             you: Some(role.as_str().to_string()),
+            tournament: config.tournament.clone(),
         }
     }
 }

@@ -33,6 +33,10 @@ pub struct MatchConfig {
     pub players: PerSeat<String>,
     /// Untimed sets of a game without a natural end (Quoridor) are drawn after this many plies.
     pub untimed_ply_limit: u32,
+    /// The tournament the match is a round of, if any.
+    pub tournament: Option<String>,
+    /// The seat the server's own bot plays, if any.
+    pub house_bot: Option<Seat>,
 }
 
 /// Plies after which an untimed Quoridor set is drawn (rules: the clock ends endless games; an
@@ -84,6 +88,8 @@ impl MatchConfig {
             warnings_limit,
             players: PerSeat::new(name(&players.p1, "Player 1"), name(&players.p2, "Player 2")),
             untimed_ply_limit: DEFAULT_UNTIMED_PLY_LIMIT,
+            tournament: None,
+            house_bot: None,
         })
     }
 

@@ -65,6 +65,9 @@ pub struct MatchSpec {
     /// The server's own bot, if it plays a seat.
     #[serde(default)]
     pub house_bot: Option<HouseBot>,
+    /// The tournament the match is a round of, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tournament: Option<String>,
 }
 
 /// A stored account.

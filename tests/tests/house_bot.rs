@@ -42,6 +42,11 @@ async fn a_person_plays_the_house_bot_to_the_end() {
     .await;
     let state = server.match_state(&m.id);
     assert_eq!(state["players"]["p2"]["name"], "hakem bot (level 1)");
+    // The state says which seat the server plays (so that a client does not offer claims
+    // against it, say), and no tournament.
+    assert_eq!(state["players"]["p2"]["house_bot"], true);
+    assert!(state["players"]["p1"].get("house_bot").is_none(), "{state}");
+    assert!(state.get("tournament").is_none(), "{state}");
     me.send(json!({"type": "join", "match": m.id, "seat_token": m.p1, "legal_moves": true}))
         .await;
     let ended = play_out(&mut me, &m.id).await;
@@ -81,6 +86,10 @@ async fn the_house_bot_comes_back_after_a_restart() {
         .await;
     // The bot answers each of our moves after the restart too.
     let state = me.find(|f| f["type"] == "state").await;
+    assert_eq!(
+        state["players"]["p2"]["house_bot"], true,
+        "kept across the restart"
+    );
     let legal = state["position"]["legal_moves"]
         .as_array()
         .cloned()

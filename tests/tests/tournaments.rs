@@ -208,6 +208,11 @@ async fn nine_bots_play_a_five_round_tournament_to_the_final_standings() {
         for board in round["boards"].as_array().unwrap() {
             let state = server.match_state(board["match"].as_str().unwrap());
             assert_eq!(state["status"], "finished");
+            assert_eq!(
+                state["tournament"],
+                id.as_str(),
+                "a match names its tournament"
+            );
             let expected = match state["round"]["winner"].as_str().unwrap() {
                 "p1" => "1-0",
                 "p2" => "0-1",

@@ -13,7 +13,7 @@ use tokio::sync::oneshot;
 use super::{apply, Board, Tournament};
 use crate::room::RoomCommand;
 use crate::round::Command;
-use crate::App;
+use crate::{App, TournamentBoard};
 
 /// The tournament of a match: tournament ids have no `-`, so it is what comes before `-r`.
 fn tournament_of(match_id: &str) -> Option<&str> {
@@ -41,13 +41,12 @@ pub(super) async fn open_matches(app: &App, t: &Tournament) {
             accounts: PerSeat::new(Some(a.account.clone()), Some(b.account.clone())),
             house_bot: None,
         };
-        let opened = app
-            .open_match(
-                create,
-                Some(board.match_id.clone()),
-                Some(t.arbiter_token.clone()),
-            )
-            .await;
+        let assigned = TournamentBoard {
+            tournament: t.id.clone(),
+            match_id: board.match_id.clone(),
+            arbiter_token: t.arbiter_token.clone(),
+        };
+        let opened = app.open_match(create, Some(assigned)).await;
         if let Err(e) = opened {
             // Tried again at the next pairing command and at the next start.
             tracing::error!(match_id = %board.match_id, error = ?e, "tournament match not created");
