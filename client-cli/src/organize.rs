@@ -331,7 +331,21 @@ pub async fn run(live: Live) -> ExitCode {
             },
         )
         .await
-        .map(|view| print_round(&view, view.current_round)),
+        .map(|view| {
+            // Automatic pairing may have paired the next round already: show the forfeit's.
+            let round = view
+                .pairings
+                .iter()
+                .rev()
+                .find(|r| {
+                    r.boards.iter().any(|b| {
+                        (b.p1 == f.player.player || b.p2 == f.player.player)
+                            && matches!(b.result.as_deref(), Some("+-" | "-+" | "--"))
+                    })
+                })
+                .map_or(view.current_round, |r| r.round);
+            print_round(&view, round)
+        }),
         Live::Show(v) => get_view(&v).await.map(|view| {
             let status = match view.status {
                 TournamentStatus::Registration => "registration",

@@ -143,7 +143,7 @@ pub struct Tournament {
     pub total_rounds: Option<u32>,
     /// `XXC`: the colour drawn for the first-ranked player in round 1.
     pub initial_colour: Option<Colour>,
-    /// `BBU` (as bbpPairings writes it): the points of a pairing-allocated bye, in half points;
+    /// `BBU` (as bbpPairings reads it): the points of a pairing-allocated bye, in half points;
     /// `None` for the usual 1 point.
     pub pab_halves: Option<u32>,
     /// Sorted by pairing number, ids 1..N.

@@ -268,7 +268,8 @@ pub fn write(t: &Tournament) -> String {
         out.push_str(&format!("XXR {r}\n"));
     }
     if let Some(h) = t.pab_halves {
-        out.push_str(&format!("BBU {}\n", fmt_points(h)));
+        // The value in columns 5-8, as bbpPairings reads its BBx lines.
+        out.push_str(&format!("BBU {:>4}\n", fmt_points(h)));
     }
     if let Some(c) = t.initial_colour {
         out.push_str(match c {
@@ -366,7 +367,7 @@ mod tests {
         let t = parse(text).unwrap();
         assert_eq!(t.pab(), 1);
         assert_eq!(t.points_after(0, 1, t.pab()), 1);
-        assert!(write(&t).contains("BBU 0.5\n"));
+        assert!(write(&t).contains("\nBBU  0.5\n"));
         let plain = parse("XXR 2\n").unwrap();
         assert_eq!(plain.pab(), 2);
         assert!(!write(&plain).contains("BBU"));

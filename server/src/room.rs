@@ -144,6 +144,8 @@ pub enum RoomCommand {
     /// arbiter's; the reply says whether the round accepted it.
     Decree {
         command: Command,
+        /// Refuse once a set has started (a forfeit is for a match nobody has played).
+        before_play: bool,
         reply: oneshot::Sender<Result<(), String>>,
     },
 }
@@ -403,8 +405,18 @@ impl Room {
                 let record = crate::record::record_of(&self.id, self.round.config(), &frames);
                 let _ = reply.send(record.to_text());
             }
-            RoomCommand::Decree { command, reply } => {
-                let outcome = self.commit(command).await.map_err(|r| r.message);
+            RoomCommand::Decree {
+                command,
+                before_play,
+                reply,
+            } => {
+                let begun =
+                    self.round.status() != MatchStatus::Waiting || !self.round.sets().is_empty();
+                let outcome = if before_play && begun {
+                    Err("the match has begun".to_string())
+                } else {
+                    self.commit(command).await.map_err(|r| r.message)
+                };
                 let _ = reply.send(outcome);
                 Box::pin(self.settle_dropped()).await;
             }

@@ -75,6 +75,7 @@ async fn a_tournament_catches_up_with_its_matches_at_start() {
     room.tx
         .send(RoomCommand::Decree {
             command: declare,
+            before_play: false,
             reply,
         })
         .await

@@ -415,6 +415,15 @@ async fn byes_withdrawals_late_entries_and_forfeits_survive_a_restart() {
     let state = server.match_state(&m1);
     assert_eq!(state["status"], "finished");
     assert!(state["round"]["reason"] == "arbiter", "{state}");
+    // That board is decided: its match has ended, and so a forfeit of the other player too is
+    // refused (two no-shows are one forfeit with `double`).
+    let opponent = if b1["p1"] == 1 { &b1["p2"] } else { &b1["p1"] };
+    arbiter
+        .refused(
+            json!({"type": "forfeit", "tournament": id, "player": opponent, "arbiter_token": arb}),
+            "bad_request",
+        )
+        .await;
     arbiter
         .refused(
             json!({"type": "forfeit", "tournament": id, "player": 3, "arbiter_token": "wrong"}),

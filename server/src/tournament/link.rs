@@ -7,7 +7,7 @@
 //! known from its id, and a crash between storing a pairing and creating its matches is mended
 //! by creating the missing ones.
 
-use hakem_protocol::{CreateMatch, MatchState, MatchStatus, PerSeat, RoundResult, Scope, Winner};
+use hakem_protocol::{CreateMatch, MatchState, PerSeat, RoundResult, Scope, Winner};
 use tokio::sync::oneshot;
 
 use super::{apply, Board, Tournament};
@@ -62,8 +62,14 @@ pub(super) async fn snapshot(app: &App, match_id: &str) -> Option<MatchState> {
     answer.await.ok()
 }
 
-/// Ends a forfeited board's match by the arbiter's decision (a draw for a double forfeit).
-pub(super) async fn end_by_forfeit(app: &App, match_id: &str, winner: Winner) {
+/// Ends a forfeited board's match by the arbiter's decision (a draw for a double forfeit);
+/// with `before_play`, only if no set has started.
+pub(super) async fn end_by_forfeit(
+    app: &App,
+    match_id: &str,
+    winner: Winner,
+    before_play: bool,
+) -> Result<(), String> {
     let command = Command::Declare {
         scope: Scope::Round,
         winner,
@@ -75,7 +81,12 @@ pub(super) async fn end_by_forfeit(app: &App, match_id: &str, winner: Winner) {
     let outcome = match app.room(match_id).await {
         Some(room) => {
             let (reply, answer) = oneshot::channel();
-            match room.tx.send(RoomCommand::Decree { command, reply }).await {
+            let decree = RoomCommand::Decree {
+                command,
+                before_play,
+                reply,
+            };
+            match room.tx.send(decree).await {
                 Ok(()) => answer
                     .await
                     .unwrap_or_else(|_| Err("the room has stopped".into())),
@@ -84,9 +95,7 @@ pub(super) async fn end_by_forfeit(app: &App, match_id: &str, winner: Winner) {
         }
         None => Err("no such match".into()),
     };
-    if let Err(e) = outcome {
-        tracing::warn!(%match_id, error = %e, "forfeit not applied to the match");
-    }
+    outcome
 }
 
 /// A room reports the end of its round: the result goes into its tournament.
@@ -99,6 +108,10 @@ pub async fn match_finished(app: &App, match_id: &str, result: &RoundResult) {
     };
     {
         let mut t = handle.lock().await;
+        if !t.open_boards().any(|b| b.match_id == match_id) {
+            // Decided already (a forfeit), or reported twice.
+            return;
+        }
         let recorded = apply(app, &mut t, |t| Ok(t.record(match_id, result))).await;
         if let Err(e) = recorded {
             // Picked up again by the next `pair_next`, or at the next start.
@@ -117,7 +130,7 @@ pub(super) async fn after_result(app: &App, id: &str) {
     };
     let mut t = handle.lock().await;
     while t.wants_pairing() {
-        match apply(app, &mut t, Tournament::pair_next).await {
+        match apply(app, &mut t, super::pair_off_the_runtime).await {
             Ok(round) => tracing::info!(tournament = %id, round, "round paired automatically"),
             Err(e) => {
                 tracing::warn!(tournament = %id, error = ?e, "next round not paired");
@@ -166,12 +179,11 @@ pub(super) async fn catch_up(app: &App, id: &str) {
         (open, forfeited)
     };
     for (match_id, winner) in forfeited {
-        if app
-            .room(&match_id)
-            .await
-            .is_some_and(|room| room.summary().status != MatchStatus::Finished)
-        {
-            end_by_forfeit(app, &match_id, winner).await;
+        // The tournament's decision stands; its match was not ended before the server stopped.
+        if app.is_live(&match_id) {
+            if let Err(e) = end_by_forfeit(app, &match_id, winner, false).await {
+                tracing::warn!(%match_id, error = %e, "forfeit not applied to the match");
+            }
         }
     }
     for match_id in open {

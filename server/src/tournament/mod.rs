@@ -322,15 +322,19 @@ async fn apply<T>(
     change: impl FnOnce(&mut Tournament) -> Result<T, Refused>,
 ) -> Result<T, Failure> {
     let mut next = t.clone();
-    let out = off_the_runtime(|| change(&mut next))?;
+    let out = change(&mut next)?;
     save(app, &next).await?;
     *t = next;
     link::open_matches(app, t).await;
     Ok(out)
 }
 
-/// Runs CPU-heavy work (pairing a large round takes a fraction of a second) without holding
-/// up the other tasks of a multi-threaded runtime.
+/// Pairs the next round without holding up the other tasks of a multi-threaded runtime
+/// (pairing a large round takes a fraction of a second).
+fn pair_off_the_runtime(t: &mut Tournament) -> Result<u32, Refused> {
+    off_the_runtime(|| t.pair_next())
+}
+
 fn off_the_runtime<T>(work: impl FnOnce() -> T) -> T {
     match tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()) {
         Ok(tokio::runtime::RuntimeFlavor::MultiThread) => tokio::task::block_in_place(work),
@@ -357,7 +361,7 @@ pub async fn start(
                 drawn: true,
             });
             t.start(lot)?;
-            t.pair_next()
+            pair_off_the_runtime(t)
         },
     )
     .await?;
@@ -375,9 +379,12 @@ fn draw_lot() -> Seat {
 }
 
 pub async fn pair_next(app: &App, id: &str, caller: Caller<'_>) -> Result<TournamentView, Failure> {
+    if !caller.arbitrates(&*app.tournaments.get(id)?.lock().await) {
+        return Err(forbidden());
+    }
     // Results a failed store write left unrecorded are picked up first.
     link::catch_up(app, id).await;
-    let (round, view) = change(app, id, |t| caller.arbitrates(t), Tournament::pair_next).await?;
+    let (round, view) = change(app, id, |t| caller.arbitrates(t), pair_off_the_runtime).await?;
     tracing::info!(tournament = %id, round, "round paired");
     Ok(view)
 }
@@ -415,9 +422,10 @@ pub async fn request_bye(
     Ok(view)
 }
 
-/// The arbiter's forfeit for a no-show. The match is asked first: one that has begun or ended is
-/// not a no-show (the arbiter decides it in the match, with `declare`). The forfeit is stored,
-/// then the match is ended by decree (again at the next start if the server stops between).
+/// The arbiter's forfeit for a no-show. A match that has begun (a set started) or ended is not
+/// a no-show: the arbiter decides it in the match, with `declare`. The forfeit is stored, then
+/// the match is ended by decree if it still has not begun (again at the next start if the
+/// server stops between); if it began meanwhile, the forfeit is taken back.
 pub async fn forfeit(
     app: &App,
     id: &str,
@@ -432,29 +440,40 @@ pub async fn forfeit(
         return Err(forbidden());
     }
     let board = t.current_board(player, round)?.clone();
+    let begun = || {
+        Failure::new(
+            ErrorCode::BadRequest,
+            format!(
+                "the match of player {player} has begun; the arbiter decides it there (declare)"
+            ),
+        )
+    };
     if board.result.is_none() {
         if let Some(state) = link::snapshot(app, &board.match_id).await {
             if let Some(result) = &state.round {
                 // Its end is on its way to the tournament: record it now.
                 apply(app, &mut t, |t| Ok(t.record(&board.match_id, result))).await?;
+                drop(t);
+                link::after_result(app, id).await;
                 return Err(Failure::new(
                     ErrorCode::BadRequest,
                     format!("the match of player {player} has ended; its result is recorded"),
                 ));
             }
             if state.status != MatchStatus::Waiting || !state.sets.is_empty() {
-                return Err(Failure::new(
-                    ErrorCode::BadRequest,
-                    format!(
-                        "the match of player {player} has begun; the arbiter decides it there (declare)"
-                    ),
-                ));
+                return Err(begun());
             }
         }
     }
     let outcome = apply(app, &mut t, |t| t.forfeit(player, round, double)).await?;
-    if let Some(winner) = outcome.end_with {
-        link::end_by_forfeit(app, &outcome.match_id, winner).await;
+    if let Err(e) = link::end_by_forfeit(app, &outcome.match_id, outcome.end_with, true).await {
+        tracing::info!(match_id = %outcome.match_id, error = %e, "forfeit taken back");
+        apply(app, &mut t, |t| {
+            t.undo_forfeit(&outcome.match_id);
+            Ok(())
+        })
+        .await?;
+        return Err(begun());
     }
     drop(t);
     // A forfeit may complete the round.

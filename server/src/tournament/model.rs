@@ -230,12 +230,11 @@ fn invalid<T>(message: impl Into<String>) -> Result<T, Refused> {
     Err(Refused::Invalid(message.into()))
 }
 
-/// What a forfeit needs from the match: end it with this winner, or nothing (its board was
-/// already forfeited by the other player).
+/// What a forfeit needs from the match: end it with this winner.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ForfeitOutcome {
     pub match_id: String,
-    pub end_with: Option<Winner>,
+    pub end_with: Winner,
 }
 
 impl Tournament {
@@ -464,6 +463,9 @@ impl Tournament {
         if current == 0 {
             return invalid("no round has been paired yet");
         }
+        if self.status == TournamentStatus::Finished {
+            return invalid("the tournament is over");
+        }
         if let Some(round) = round.filter(|&r| r != current) {
             return invalid(format!(
                 "round {round} is not the current round ({current})"
@@ -493,13 +495,14 @@ impl Tournament {
             Seat::P2
         };
         let (result, end_with) = match (board.result, seat, double) {
-            (None, _, true) => (BoardResult::DoubleForfeit, Some(Winner::Draw)),
-            (None, Seat::P1, false) => (BoardResult::P2ByForfeit, Some(Winner::P2)),
-            (None, Seat::P2, false) => (BoardResult::P1ByForfeit, Some(Winner::P1)),
-            (Some(BoardResult::P1ByForfeit), Seat::P1, _)
-            | (Some(BoardResult::P2ByForfeit), Seat::P2, _) => (BoardResult::DoubleForfeit, None),
+            (None, _, true) => (BoardResult::DoubleForfeit, Winner::Draw),
+            (None, Seat::P1, false) => (BoardResult::P2ByForfeit, Winner::P2),
+            (None, Seat::P2, false) => (BoardResult::P1ByForfeit, Winner::P1),
             (Some(_), _, _) => {
-                return invalid(format!("the match of player {player} has a result already"))
+                return invalid(format!(
+                    "the match of player {player} has a result already (for two no-shows, \
+                     forfeit with double at once)"
+                ))
             }
         };
         let match_id = board.match_id.clone();
@@ -508,6 +511,20 @@ impl Tournament {
         }
         self.finish_if_done();
         Ok(ForfeitOutcome { match_id, end_with })
+    }
+
+    /// Takes back a forfeit whose match could not be ended (it began meanwhile).
+    pub fn undo_forfeit(&mut self, match_id: &str) {
+        let Some(board) = self.board_of_match(match_id) else {
+            return;
+        };
+        if matches!(
+            board.result,
+            Some(BoardResult::P1ByForfeit | BoardResult::P2ByForfeit | BoardResult::DoubleForfeit)
+        ) {
+            board.result = None;
+            self.status = TournamentStatus::Running;
+        }
     }
 
     /// Boards of the current round decided by forfeit, with the winner their match is ended
@@ -852,7 +869,7 @@ mod tests {
     }
 
     #[test]
-    fn a_forfeit_ends_one_board_and_a_second_one_makes_it_double() {
+    fn a_forfeit_ends_one_board_and_a_double_one_both() {
         let mut t = tournament(3, &SIX);
         start(&mut t);
         t.pair_next().unwrap();
@@ -862,7 +879,7 @@ mod tests {
             "not the current round"
         );
         let first = t.forfeit(board.p1, Some(1), false).unwrap();
-        assert_eq!(first.end_with, Some(Winner::P2));
+        assert_eq!(first.end_with, Winner::P2);
         assert_eq!(t.rounds[0].boards[0].result, Some(BoardResult::P2ByForfeit));
         // The match's own end, reported afterwards, does not overwrite the forfeit.
         let result = RoundResult {
@@ -876,25 +893,27 @@ mod tests {
             t.forfeit(board.p1, None, false).is_err(),
             "the same player twice"
         );
-        let second = t.forfeit(board.p2, None, false).unwrap();
-        assert_eq!(second.end_with, None);
-        assert_eq!(
-            t.rounds[0].boards[0].result,
-            Some(BoardResult::DoubleForfeit)
+        assert!(
+            t.forfeit(board.p2, None, false).is_err(),
+            "a decided board stays decided: its match has ended"
         );
         let h = t.history();
         let entry = h.players[board.p1 as usize - 1].rounds[0].unwrap();
         assert_eq!(entry.result, ResultCode::ForfeitLoss);
         assert!(t.forfeit(99, None, false).is_err());
-        // Both absent at once: a double forfeit, the match ended as a draw.
+        // Both absent: a double forfeit, the match ended as a draw.
         let other = t.rounds[0].boards[1].clone();
         let both = t.forfeit(other.p2, None, true).unwrap();
-        assert_eq!(both.end_with, Some(Winner::Draw));
+        assert_eq!(both.end_with, Winner::Draw);
         assert_eq!(
             t.rounds[0].boards[1].result,
             Some(BoardResult::DoubleForfeit)
         );
         assert_eq!(t.forfeited_boards().count(), 2);
+        // A forfeit whose match began meanwhile is taken back.
+        t.undo_forfeit(&other.match_id);
+        assert_eq!(t.rounds[0].boards[1].result, None);
+        assert_eq!(t.forfeited_boards().count(), 1);
     }
 
     #[test]
@@ -945,7 +964,7 @@ mod tests {
         assert_eq!(line.points, Points::HALF);
         assert_eq!(view.pairings[0].byes[0].points, Points::HALF);
         let text = t.trf();
-        assert!(text.contains("BBU 0.5"), "{text}");
+        assert!(text.contains("BBU  0.5"), "{text}");
         let back = hakem_pairing::parse_trf(&text).unwrap();
         assert_eq!(back.pab(), 1);
         t.pair_next().unwrap();
