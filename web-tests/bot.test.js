@@ -4,51 +4,15 @@
 // the move list. axe-core checks the form and the match page; a screenshot goes to artifacts/
 // (and to docs/screenshots/ with HAKEM_DOCS_SCREENSHOTS=1).
 
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { copyFileSync, mkdirSync } from "node:fs";
-import { join } from "node:path";
-import { AxeBuilder } from "@axe-core/playwright";
-import { SCREENSHOTS, artifactPath, launchBrowser, missingBrowser, moveList, newPage, startServer } from "./helpers.js";
+import { assertNoViolations, moveList, newPage, shoot, testBed } from "./helpers.js";
 
-const skip = missingBrowser() || false;
-let server;
-let browser;
-
-before(async () => {
-  if (skip) return;
-  server = await startServer();
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.stop();
-});
-
-async function assertNoViolations(page, what) {
-  const results = await new AxeBuilder({ page }).analyze();
-  const summary = results.violations.map(
-    (v) => `${v.id} (${v.impact}): ${v.help}\n    ${v.nodes.slice(0, 5).map((n) => `${n.target.join(" ")} — ${n.failureSummary?.split("\n").join(" ")}`).join("\n    ")}`,
-  );
-  assert.equal(results.violations.length, 0, `axe-core on ${what}:\n  ${summary.join("\n  ")}`);
-  assert.ok(results.passes.length > 10, "axe-core ran its rules");
-}
-
-async function shoot(page, name) {
-  await page.mouse.move(0, 0);
-  await page.waitForTimeout(300);
-  const path = artifactPath(name);
-  await page.screenshot({ path, fullPage: true });
-  if (process.env.HAKEM_DOCS_SCREENSHOTS === "1" && name === "match-vs-computer.png") {
-    mkdirSync(SCREENSHOTS, { recursive: true });
-    copyFileSync(path, join(SCREENSHOTS, name));
-  }
-}
+const bed = testBed();
 
 /** Fills the lobby's form for a game against the computer and presses its button. */
 async function playComputer(page, { game = "pentago", sets = "1", clock = "15", level = "1", side = "first", name = "", keyboard = false }) {
-  await page.goto(`${server.url}/#/`);
+  await page.goto(`${bed.server.url}/#/`);
   // The computer's fields appear only once it is chosen.
   assert.equal(await page.isVisible("#bot-level"), false);
   if (keyboard) {
@@ -77,13 +41,13 @@ async function marbles(page) {
   }));
 }
 
-test("a person plays a Pentago set by mouse against the computer at level 1", { skip, timeout: 240000 }, async () => {
-  const page = await newPage(browser);
+test("a person plays a Pentago set by mouse against the computer at level 1", { skip: bed.skip, timeout: 240000 }, async () => {
+  const page = await newPage(bed.browser);
   await playComputer(page, { level: "1", side: "first", name: "Ayşe Yılmaz" });
   assert.match(await page.textContent("#create-button"), /Play against the computer/);
   assert.match(await page.textContent('label[for="side-first"]'), /First \(Black\)/);
   await assertNoViolations(page, "the match list with the computer chosen");
-  await shoot(page, "lobby-vs-computer.png");
+  await shoot(page, "lobby-vs-computer.png", { tick: 300 });
 
   // Creating it opens the match page in the person's own seat; the bot sits on the other.
   await page.click("#create-button");
@@ -149,7 +113,7 @@ test("a person plays a Pentago set by mouse against the computer at level 1", { 
       assert.match(await page.textContent("#log"), new RegExp(`White ${reply.slice(0, 2)}`));
     }
     if ((await done.jsonValue()) === "over") break;
-    if (turn === 3) await shoot(page, "match-vs-computer.png");
+    if (turn === 3) await shoot(page, "match-vs-computer.png", { docs: true, tick: 300 });
   }
   assert.ok(answers >= 4, `the bot answered ${answers} moves`);
 
@@ -161,11 +125,11 @@ test("a person plays a Pentago set by mouse against the computer at level 1", { 
   assert.equal(count.x + count.o, moves.length);
   assert.match(await page.textContent("#sets"), /Ayşe Yılmaz . – . hakem bot \(level 1\)/);
   await assertNoViolations(page, "the match page against the computer, the set over");
-  await shoot(page, "match-vs-computer-over.png");
+  await shoot(page, "match-vs-computer-over.png", { tick: 300 });
 });
 
-test("moving second against the computer, in Turkish: the bot makes the first move", { skip, timeout: 120000 }, async () => {
-  const page = await newPage(browser, { locale: "tr-TR" });
+test("moving second against the computer, in Turkish: the bot makes the first move", { skip: bed.skip, timeout: 120000 }, async () => {
+  const page = await newPage(bed.browser, { locale: "tr-TR" });
   await playComputer(page, { game: "quoridor", sets: "3", clock: "10", level: "1", side: "second", keyboard: true });
   assert.match(await page.textContent("#create-button"), /Bilgisayara karşı oyna/);
   assert.match(await page.textContent('label[for="side-second"]'), /Sonra \(e9'dan başlayan piyon\)/);

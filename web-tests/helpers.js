@@ -1,8 +1,10 @@
 // Shared by the browser tests: the real hakem-server binary on a free port, and Debian's
 // Chromium driven by playwright-core (never a downloaded browser).
 
+import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { after, before } from "node:test";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
@@ -26,6 +28,53 @@ export function missingBrowser() {
   const why = `${CHROMIUM} is missing: install Debian's Chromium (apt-get install -y chromium) to run the browser tests`;
   if (process.env.CI === "true") throw new Error(`${why} (CI=true: failing instead of skipping)`);
   return why;
+}
+
+/**
+ * A test file's server and browser: started before its tests (then `ready(bed)`, for more
+ * setup) and stopped after them. `bed.skip` is the tests' skip option (no browser here).
+ */
+export function testBed(ready = async () => {}) {
+  const bed = { skip: missingBrowser() || false, server: null, browser: null };
+  before(async () => {
+    if (bed.skip) return;
+    bed.server = await startServer();
+    bed.browser = await launchBrowser();
+    await ready(bed);
+  });
+  after(async () => {
+    await bed.browser?.close();
+    await bed.server?.stop();
+  });
+  return bed;
+}
+
+/** Every axe-core rule (WCAG 2.0/2.1 A and AA, and best practices) on the page as it is now. */
+export async function assertNoViolations(page, what) {
+  const { AxeBuilder } = await import("@axe-core/playwright");
+  const results = await new AxeBuilder({ page }).analyze();
+  const summary = results.violations.map(
+    (v) => `${v.id} (${v.impact}): ${v.help}\n    ${v.nodes.slice(0, 5).map((n) => `${n.target.join(" ")} — ${n.failureSummary?.split("\n").join(" ")}`).join("\n    ")}`,
+  );
+  assert.equal(results.violations.length, 0, `axe-core on ${what}:\n  ${summary.join("\n  ")}`);
+  assert.ok(results.passes.length > 10, "axe-core ran its rules");
+}
+
+/**
+ * A full-page screenshot under artifacts/, also copied to docs/screenshots/ when `docs` and
+ * HAKEM_DOCS_SCREENSHOTS=1. `tick`: milliseconds to wait first, so that a running clock shows;
+ * `blur`: no focus ring in the picture.
+ */
+export async function shoot(page, name, { docs = false, tick = 0, blur = false } = {}) {
+  await page.mouse.move(0, 0);
+  if (blur) await page.evaluate(() => document.activeElement?.blur());
+  if (tick) await page.waitForTimeout(tick);
+  const path = artifactPath(name);
+  await page.screenshot({ path, fullPage: true });
+  if (docs && process.env.HAKEM_DOCS_SCREENSHOTS === "1") {
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    copyFileSync(path, join(SCREENSHOTS, name));
+  }
 }
 
 /**

@@ -1,24 +1,11 @@
 // Keyboard-only play of a Pentago move, the live region that announces it in words, and
 // keyboard play of Quoridor and Pente moves.
 
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { announcements, createMatch, launchBrowser, missingBrowser, moveList, newPage, openMatch, startServer } from "./helpers.js";
+import { announcements, createMatch, moveList, newPage, openMatch, testBed } from "./helpers.js";
 
-const skip = missingBrowser() || false;
-let server;
-let browser;
-
-before(async () => {
-  if (skip) return;
-  server = await startServer();
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.stop();
-});
+const bed = testBed();
 
 async function readyBoth(p1, p2) {
   await p1.click("#ready");
@@ -40,12 +27,12 @@ async function cursorTo(page, cell) {
   assert.equal(await page.evaluate(() => document.activeElement.dataset.cell), cell);
 }
 
-test("a Pentago move by keyboard only, announced in words in the live region", { skip, timeout: 120000 }, async () => {
-  const host = await newPage(browser);
-  const links = await createMatch(host, server, { game: "pentago", variant: "tr" });
-  const p1 = await newPage(browser);
-  const p2 = await newPage(browser);
-  const watcher = await newPage(browser);
+test("a Pentago move by keyboard only, announced in words in the live region", { skip: bed.skip, timeout: 120000 }, async () => {
+  const host = await newPage(bed.browser);
+  const links = await createMatch(host, bed.server, { game: "pentago", variant: "tr" });
+  const p1 = await newPage(bed.browser);
+  const p2 = await newPage(bed.browser);
+  const watcher = await newPage(bed.browser);
   await openMatch(p1, links.p1);
   await openMatch(p2, links.p2);
   await openMatch(watcher, links.watch);
@@ -96,11 +83,11 @@ test("a Pentago move by keyboard only, announced in words in the live region", {
   await p2.waitForFunction(() => document.querySelector("#alert").textContent.includes("Your move is not complete"));
 });
 
-test("Quoridor and Pente moves by keyboard", { skip, timeout: 120000 }, async () => {
-  const host = await newPage(browser);
-  const q = await createMatch(host, server, { game: "quoridor", sets: "1" });
-  const p1 = await newPage(browser);
-  const p2 = await newPage(browser);
+test("Quoridor and Pente moves by keyboard", { skip: bed.skip, timeout: 120000 }, async () => {
+  const host = await newPage(bed.browser);
+  const q = await createMatch(host, bed.server, { game: "quoridor", sets: "1" });
+  const p1 = await newPage(bed.browser);
+  const p2 = await newPage(bed.browser);
   await openMatch(p1, q.p1);
   await openMatch(p2, q.p2);
   await readyBoth(p1, p2);
@@ -120,9 +107,9 @@ test("Quoridor and Pente moves by keyboard", { skip, timeout: 120000 }, async ()
   assert.deepEqual(await moveList(p1), ["e2", "d2h"]);
   assert.ok((await announcements(p1)).includes("Bora Kaya: horizontal wall at d2"));
 
-  const pe = await createMatch(host, server, { game: "pente", sets: "1" });
-  const w = await newPage(browser);
-  const b = await newPage(browser);
+  const pe = await createMatch(host, bed.server, { game: "pente", sets: "1" });
+  const w = await newPage(bed.browser);
+  const b = await newPage(bed.browser);
   await openMatch(w, pe.p1);
   await openMatch(b, pe.p2);
   await readyBoth(w, b);

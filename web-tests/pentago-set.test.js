@@ -2,28 +2,15 @@
 // a third page watches and sees every move; an arbiter page warns a player and the warning
 // shows on both players' pages.
 
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { createMatch, launchBrowser, missingBrowser, moveList, newPage, openMatch, startServer } from "./helpers.js";
+import { createMatch, moveList, newPage, openMatch, testBed } from "./helpers.js";
 
 /** Pentago `tr`, won by the first mover with a double five (from the server's own tests). */
 const TR_FIRST_WINS =
   "b1sw e5sw f6sw c6nw d6nw c6nw e6sw f1nw e2nw e4ne c6nw c1sw f2nw e1nw a3se f3se e4se b1sw c4sw b6sw d2sw f1se c3sw d4ne b5nw b1se b2ne f4ne c2nw b6se f2sw".split(" ");
 
-const skip = missingBrowser() || false;
-let server;
-let browser;
-
-before(async () => {
-  if (skip) return;
-  server = await startServer();
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.stop();
-});
+const bed = testBed();
 
 /** Plays one move by mouse: a cell, then a quadrant arrow, then (unless the set ends) the clock. */
 async function playByMouse(page, mv, last) {
@@ -40,13 +27,13 @@ async function playByMouse(page, mv, last) {
   }
 }
 
-test("two pages play a Pentago set to the end, a spectator sees every move, the arbiter warns", { skip, timeout: 240000 }, async () => {
-  const host = await newPage(browser);
-  const links = await createMatch(host, server, { game: "pentago", variant: "tr" });
-  const p1 = await newPage(browser);
-  const p2 = await newPage(browser);
-  const watcher = await newPage(browser);
-  const arbiter = await newPage(browser);
+test("two pages play a Pentago set to the end, a spectator sees every move, the arbiter warns", { skip: bed.skip, timeout: 240000 }, async () => {
+  const host = await newPage(bed.browser);
+  const links = await createMatch(host, bed.server, { game: "pentago", variant: "tr" });
+  const p1 = await newPage(bed.browser);
+  const p2 = await newPage(bed.browser);
+  const watcher = await newPage(bed.browser);
+  const arbiter = await newPage(bed.browser);
   await openMatch(p1, links.p1);
   await openMatch(p2, links.p2);
   await openMatch(watcher, links.watch);

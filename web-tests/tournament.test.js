@@ -5,28 +5,13 @@
 // on the page; a screenshot goes to artifacts/ (and docs/screenshots/ with
 // HAKEM_DOCS_SCREENSHOTS=1).
 
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { copyFileSync, mkdirSync } from "node:fs";
-import { join } from "node:path";
-import { AxeBuilder } from "@axe-core/playwright";
-import { SCREENSHOTS, announcements, artifactPath, launchBrowser, missingBrowser, newPage, protocolClient, startServer } from "./helpers.js";
+import { announcements, assertNoViolations, newPage, protocolClient, shoot, testBed } from "./helpers.js";
 
-const skip = missingBrowser() || false;
-let server;
-let browser;
 let organizer;
-
-before(async () => {
-  if (skip) return;
-  server = await startServer();
-  browser = await launchBrowser();
+const bed = testBed(async ({ server, browser }) => {
   organizer = await protocolClient(browser, server);
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.stop();
 });
 
 const PLAYERS = [
@@ -46,7 +31,7 @@ async function createTournament({ name, players, rounds }) {
 
 /** The tournament as the HTTP API serves it. */
 async function apiView(id) {
-  const response = await fetch(`${server.url}/api/tournaments/${encodeURIComponent(id)}`);
+  const response = await fetch(`${bed.server.url}/api/tournaments/${encodeURIComponent(id)}`);
   assert.equal(response.status, 200);
   return response.json();
 }
@@ -97,27 +82,6 @@ function pointsText(n) {
   return whole === 0 ? "½" : `${whole}½`;
 }
 
-/** Every axe-core rule (WCAG 2.0/2.1 A and AA, and best practices) on the page as it is now. */
-async function assertNoViolations(page, what) {
-  const results = await new AxeBuilder({ page }).analyze();
-  const summary = results.violations.map(
-    (v) => `${v.id} (${v.impact}): ${v.help}\n    ${v.nodes.slice(0, 5).map((n) => `${n.target.join(" ")} — ${n.failureSummary?.split("\n").join(" ")}`).join("\n    ")}`,
-  );
-  assert.equal(results.violations.length, 0, `axe-core on ${what}:\n  ${summary.join("\n  ")}`);
-  assert.ok(results.passes.length > 10, "axe-core ran its rules");
-}
-
-async function shoot(page, name, { docs = false } = {}) {
-  await page.mouse.move(0, 0);
-  await page.evaluate(() => document.activeElement?.blur());
-  const path = artifactPath(name);
-  await page.screenshot({ path, fullPage: true });
-  if (docs && process.env.HAKEM_DOCS_SCREENSHOTS === "1") {
-    mkdirSync(SCREENSHOTS, { recursive: true });
-    copyFileSync(path, join(SCREENSHOTS, name));
-  }
-}
-
 const text = (page, selector) => page.$eval(selector, (node) => node.textContent.trim());
 const rowCells = (page, selector) => page.$eval(selector, (row) => [...row.cells].map((cell) => cell.textContent.trim()));
 
@@ -128,20 +92,20 @@ async function waitForText(page, selector, expected) {
   );
 }
 
-test("the lobby says that there is no tournament yet", { skip, timeout: 60000 }, async () => {
-  const page = await newPage(browser);
-  await page.goto(`${server.url}/#/`);
+test("the lobby says that there is no tournament yet", { skip: bed.skip, timeout: 60000 }, async () => {
+  const page = await newPage(bed.browser);
+  await page.goto(`${bed.server.url}/#/`);
   await waitForText(page, "#no-tournaments", "No tournaments on this server yet");
   assert.equal(await text(page, "#tournaments-heading"), "Tournaments");
   await page.close();
 });
 
-test("a running tournament: listed in the lobby, standings with tie-breaks, round 1 results with links to the matches, round 2 without reloading, Turkish", { skip, timeout: 180000 }, async () => {
+test("a running tournament: listed in the lobby, standings with tie-breaks, round 1 results with links to the matches, round 2 without reloading, Turkish", { skip: bed.skip, timeout: 180000 }, async () => {
   const t = await createTournament({ name: "Kış Kupası", players: PLAYERS, rounds: 3 });
 
   // The lobby lists it while it takes entries, then in play, and links to its page.
-  const lobby = await newPage(browser);
-  await lobby.goto(`${server.url}/#/`);
+  const lobby = await newPage(bed.browser);
+  await lobby.goto(`${bed.server.url}/#/`);
   const row = `#tournament-list tr[data-tournament="${t.id}"]`;
   await lobby.waitForSelector(row);
   assert.deepEqual(await rowCells(lobby, row), ["Kış Kupası", "Pentago (Turkish tournament rules (clockwise turns only))", "5", "Registration", "0 of 3"]);
@@ -225,7 +189,7 @@ test("a running tournament: listed in the lobby, standings with tie-breaks, roun
   const trf = await page.getAttribute("#trf-link", "href");
   assert.equal(trf, `/api/tournaments/${t.id}/trf`);
   assert.ok(await page.getAttribute("#trf-link", "download"));
-  const trfText = await (await fetch(`${server.url}${trf}`)).text();
+  const trfText = await (await fetch(`${bed.server.url}${trf}`)).text();
   assert.match(trfText, /^012 Kış Kupası/m);
 
   // The arbiter pairs round 2: it appears above round 1 without a reload, and is announced.
@@ -262,11 +226,11 @@ test("a running tournament: listed in the lobby, standings with tie-breaks, roun
   assert.ok(ring.width >= 2, "a focus ring at least 2px wide");
 
   await assertNoViolations(page, "the tournament page");
-  await shoot(page, "tournament.png", { docs: true });
+  await shoot(page, "tournament.png", { docs: true, blur: true });
 
   // Turkish.
-  const tr = await newPage(browser);
-  await tr.goto(`${server.url}/#/tournament/${t.id}`);
+  const tr = await newPage(bed.browser);
+  await tr.goto(`${bed.server.url}/#/tournament/${t.id}`);
   await tr.waitForSelector("#round-2");
   await tr.click("#lang-switch");
   await tr.waitForFunction(() => document.documentElement.lang === "tr");
@@ -281,7 +245,7 @@ test("a running tournament: listed in the lobby, standings with tie-breaks, roun
   assert.match(await text(tr, `#round-1 .byes li[data-player="${bye.player}"]`), /bay \(oyuncu sayısı tek\), 1 puan$/);
   assert.match(await text(tr, "#trf-link"), /TRF dosyasını indir/);
   await assertNoViolations(tr, "the tournament page in Turkish");
-  await shoot(tr, "tournament-tr.png");
+  await shoot(tr, "tournament-tr.png", { blur: true });
   await tr.click("#back-link");
   await waitForText(tr, `#tournament-list tr[data-tournament="${t.id}"]`, "Sürüyor");
   assert.equal((await rowCells(tr, `#tournament-list tr[data-tournament="${t.id}"]`))[4], "2/3");
@@ -304,11 +268,11 @@ test("a running tournament: listed in the lobby, standings with tie-breaks, roun
   await page.close();
 });
 
-test("a finished tournament: a withdrawn player is marked, the end is announced, the polling stops; an unknown tournament", { skip, timeout: 120000 }, async () => {
+test("a finished tournament: a withdrawn player is marked, the end is announced, the polling stops; an unknown tournament", { skip: bed.skip, timeout: 120000 }, async () => {
   const t = await createTournament({ name: "Bahar Turnuvası", players: PLAYERS.slice(0, 4), rounds: 2 });
   await organizer.request({ type: "start_tournament", tournament: t.id });
-  const page = await newPage(browser);
-  await page.goto(`${server.url}/#/tournament/${t.id}`);
+  const page = await newPage(bed.browser);
+  await page.goto(`${bed.server.url}/#/tournament/${t.id}`);
   await page.waitForSelector("#round-1");
 
   await decideRound(t, ["p2", "p1"]);
@@ -338,7 +302,7 @@ test("a finished tournament: a withdrawn player is marked, the end is announced,
   assert.equal(polls, seen, "no more requests once the tournament is finished");
 
   // An unknown tournament says so.
-  await page.goto(`${server.url}/#/tournament/no-such-thing`);
+  await page.goto(`${bed.server.url}/#/tournament/no-such-thing`);
   await waitForText(page, "#tournament-fatal h1", "No such tournament");
   assert.equal(await text(page, "#tournament-fatal p"), "There is no such tournament on this server.");
   await assertNoViolations(page, "the page of an unknown tournament");
