@@ -41,6 +41,15 @@ pub fn binary(name: &str) -> PathBuf {
     path
 }
 
+/// Runs `hakem` to its end without input.
+pub fn hakem(args: &[&str]) -> std::process::Output {
+    Command::new(binary("hakem"))
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run hakem")
+}
+
 /// Is `CI=true` set? Then a missing tool is a failure, not a reason to skip.
 pub fn in_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| v == "true")

@@ -2,11 +2,11 @@
 //! `watch` and `arbiter` processes driven through their stdin and read through their stdout,
 //! as a person at a terminal (or a script with pipes) would use them.
 
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use hakem_blackbox::{binary, Proc, Relay, Server};
+use hakem_blackbox::{binary, hakem, Proc, Relay, Server};
 use serde_json::Value;
 
 /// A running `hakem` process.
@@ -20,15 +20,6 @@ fn spawn_hakem_with_env(name: &str, args: &[&str], env: &[(&str, &str)]) -> Hake
     let mut command = Command::new(binary("hakem"));
     command.args(args).envs(env.iter().copied());
     Proc::spawn(name, command)
-}
-
-/// Runs `hakem` to its end without input.
-fn hakem(args: &[&str]) -> Output {
-    Command::new(binary("hakem"))
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run hakem")
 }
 
 /// A match made by `hakem create --json`.

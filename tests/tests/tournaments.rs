@@ -14,10 +14,7 @@ use serde_json::{json, Value};
 const ORGANIZER: &str = "organizer-secret";
 
 fn hakem(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(binary("hakem"))
-        .args(args)
-        .output()
-        .expect("run hakem");
+    let out = hakem_blackbox::hakem(args);
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),

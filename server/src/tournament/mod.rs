@@ -315,7 +315,8 @@ async fn change<T>(
     Ok((out, t.view()))
 }
 
-/// The copy, store, swap and open-matches steps of a change, under the caller's lock.
+/// The copy, store and swap steps of a change, under the caller's lock; a change that paired
+/// a round also creates its matches.
 async fn apply<T>(
     app: &App,
     t: &mut Tournament,
@@ -324,8 +325,11 @@ async fn apply<T>(
     let mut next = t.clone();
     let out = change(&mut next)?;
     save(app, &next).await?;
+    let paired = next.current_round() != t.current_round();
     *t = next;
-    link::open_matches(app, t).await;
+    if paired {
+        link::open_matches(app, t).await;
+    }
     Ok(out)
 }
 

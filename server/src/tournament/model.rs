@@ -386,9 +386,7 @@ impl Tournament {
                 kind,
             });
         }
-        let mut with_absences = self.clone();
-        with_absences.rounds.push(next.clone());
-        let history = with_absences.history();
+        let history = self.history_of(self.rounds.iter().chain([&next]));
         let pairing = match pair_round_number(&history, round as usize, rules(&self.settings)) {
             Ok(pairing) => pairing,
             Err(PairingError::NoValidPairing) => return Err(Refused::NoPairing),
@@ -599,6 +597,14 @@ impl Tournament {
     /// The history as the pairing engine and TRF see it: every round stored, games without a
     /// result left out (they have no TRF code yet).
     pub fn history(&self) -> hakem_pairing::Tournament {
+        self.history_of(&self.rounds)
+    }
+
+    /// [`Tournament::history`] of the given rounds (1, 2, ... in order).
+    fn history_of<'a>(
+        &self,
+        rounds: impl IntoIterator<Item = &'a RoundState>,
+    ) -> hakem_pairing::Tournament {
         let mut t = hakem_pairing::Tournament {
             name: self.settings.name.clone(),
             total_rounds: Some(self.settings.rounds),
@@ -619,7 +625,9 @@ impl Tournament {
                 .collect(),
             other_lines: Vec::new(),
         };
-        for (r, round) in self.rounds.iter().enumerate() {
+        let mut played = 0;
+        for (r, round) in rounds.into_iter().enumerate() {
+            played = r + 1;
             let mut entries = Vec::new();
             for board in &round.boards {
                 let Some(result) = board.result else {
@@ -645,7 +653,7 @@ impl Tournament {
             t.record_round(r + 1, &entries);
         }
         for i in 0..t.players.len() {
-            t.players[i].points = t.points_after(i, self.rounds.len(), t.pab());
+            t.players[i].points = t.points_after(i, played, t.pab());
         }
         t
     }
@@ -653,9 +661,8 @@ impl Tournament {
     /// The history of the rounds whose every result is in, with points and ranks, and its
     /// standings: what the view and the TRF export are made of.
     fn completed_history(&self) -> (hakem_pairing::Tournament, Vec<hakem_pairing::Standing>) {
-        let mut done = self.clone();
-        done.rounds.truncate(self.completed_rounds() as usize);
-        let mut t = done.history();
+        let done = self.completed_rounds() as usize;
+        let mut t = self.history_of(&self.rounds[..done]);
         let table = standings(&t, edition(&self.settings), &tiebreak_order(&self.settings));
         for s in &table {
             if let Some(p) = t.players.get_mut(s.id as usize - 1) {
