@@ -263,16 +263,7 @@ export class PentagoBoard extends GridBoard {
     for (let r = 0; r < 6; r++) {
       for (let c = 0; c < 6; c++) {
         const name = this.cellName(r, c);
-        const mark = (rows[r] || "")[c] || ".";
-        const classes = [];
-        let label = name + ", ";
-        if (mark === "x" || mark === "o") {
-          classes.push(`has-${mark}`);
-          label += view.marks[mark];
-        } else {
-          label += t("empty");
-          if (view.legal?.cells.has(name)) classes.push("legal");
-        }
+        let { classes, label } = pointLook(view, name, (rows[r] || "")[c]);
         if (view.pending && view.pending.cell === name && !view.pending.quadrant) {
           classes.push("pending");
           label += ", " + t("placed_not_turned");
@@ -457,16 +448,7 @@ export class PenteBoard extends GridBoard {
     for (let r = 0; r < 19; r++) {
       for (let c = 0; c < 19; c++) {
         const name = this.cellName(r, c);
-        const mark = (rows[r] || "")[c] || ".";
-        const classes = [];
-        let label = name + ", ";
-        if (mark === "x" || mark === "o") {
-          classes.push(`has-${mark}`);
-          label += view.marks[mark];
-        } else {
-          label += t("empty");
-          if (view.legal?.cells.has(name)) classes.push("legal");
-        }
+        let { classes, label } = pointLook(view, name, (rows[r] || "")[c]);
         if (name === "K10") classes.push("star");
         if (view.lastMove === name) {
           classes.push("last");
@@ -476,6 +458,12 @@ export class PenteBoard extends GridBoard {
       }
     }
   }
+}
+
+/** A Pentago cell's or a Pente point's classes and spoken label: its stone, or empty (and legal). */
+function pointLook(view, name, mark) {
+  if (mark === "x" || mark === "o") return { classes: [`has-${mark}`], label: `${name}, ${view.marks[mark]}` };
+  return { classes: view.legal?.cells.has(name) ? ["legal"] : [], label: `${name}, ${t("empty")}` };
 }
 
 export function createBoard(game, callbacks) {
