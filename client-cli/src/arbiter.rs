@@ -137,17 +137,7 @@ fn delta_ms(text: &str) -> Result<i64, String> {
         Some(rest) => (true, rest),
         None => (false, text.strip_prefix('+').unwrap_or(text)),
     };
-    let seconds: f64 = match magnitude.split_once(':') {
-        Some((minutes, seconds)) => {
-            let minutes: u32 = minutes.parse().map_err(|_| bad())?;
-            let seconds: f64 = seconds.parse().map_err(|_| bad())?;
-            if !(0.0..60.0).contains(&seconds) {
-                return Err(bad());
-            }
-            f64::from(minutes) * 60.0 + seconds
-        }
-        None => magnitude.parse().map_err(|_| bad())?,
-    };
+    let seconds = crate::session::parse_seconds(magnitude).ok_or_else(bad)?;
     // Ten hours either way is far beyond any clock; the bound keeps the cast exact.
     if !seconds.is_finite() || !(0.0..=36_000.0).contains(&seconds) {
         return Err(bad());

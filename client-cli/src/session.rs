@@ -80,20 +80,23 @@ pub struct LinkArgs {
     pub reconnect_timeout: Duration,
 }
 
+/// Seconds written as `SS` (a decimal) or `M:SS`, as a person types a time.
+pub fn parse_seconds(text: &str) -> Option<f64> {
+    match text.split_once(':') {
+        Some((minutes, seconds)) => {
+            let minutes: u32 = minutes.parse().ok()?;
+            let seconds: f64 = seconds.parse().ok()?;
+            (0.0..60.0)
+                .contains(&seconds)
+                .then(|| f64::from(minutes) * 60.0 + seconds)
+        }
+        None => text.parse().ok(),
+    }
+}
+
 pub fn parse_reconnect_timeout(text: &str) -> Result<Duration, String> {
     let bad = || format!("{text:?} is not a time such as 300, 2.5 or 5:00");
-    let text = text.trim();
-    let seconds: f64 = match text.split_once(':') {
-        Some((minutes, seconds)) => {
-            let minutes: u32 = minutes.parse().map_err(|_| bad())?;
-            let seconds: f64 = seconds.parse().map_err(|_| bad())?;
-            if !(0.0..60.0).contains(&seconds) {
-                return Err(bad());
-            }
-            f64::from(minutes) * 60.0 + seconds
-        }
-        None => text.parse().map_err(|_| bad())?,
-    };
+    let seconds = parse_seconds(text.trim()).ok_or_else(bad)?;
     // A week is far more than anyone waits; the bound keeps the conversion exact.
     if !seconds.is_finite() || !(0.0..=604_800.0).contains(&seconds) {
         return Err(bad());
