@@ -6,10 +6,12 @@ use std::fmt;
 use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
-use hakem_protocol::{ClientFrame, ClientMessage, ErrorCode, ServerMessage, PROTOCOL_VERSION};
+use hakem_protocol::{
+    ClientFrame, ClientMessage, ErrorCode, Feature, Identity, ServerMessage, PROTOCOL_VERSION,
+};
 use serde_json::Value;
 use tokio::net::TcpStream;
-use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::{Message, Utf8Bytes};
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
 /// Where `hakem-server` listens when started without flags.
@@ -99,6 +101,17 @@ pub struct Connection {
     next_id: u64,
 }
 
+/// What the server said in its `welcome`.
+#[derive(Clone, Debug)]
+#[allow(dead_code)] // the bot reads the identity and the clock (one client stack, next)
+pub struct Welcome {
+    pub identity: Identity,
+    /// The server's clock (Unix milliseconds) at the welcome.
+    pub server_time_ms: u64,
+    /// The extensions asked for that the server granted.
+    pub features: Vec<String>,
+}
+
 impl Connection {
     /// Connects and says `hello` as a guest; seats and the arbiter's chair are taken by `join`.
     pub async fn open(url: &str) -> Result<Connection, ClientError> {
@@ -109,22 +122,28 @@ impl Connection {
 
     /// Connects and says `hello` with `token` (the organizer's, an arbiter's or an account's).
     pub async fn open_as(url: &str, token: &str) -> Result<Connection, ClientError> {
-        Connection::connect(url, Some(token), HANDSHAKE_TIMEOUT)
+        Connection::handshake(url, Some(token), &[], HANDSHAKE_TIMEOUT)
             .await
+            .map(|(connection, _)| connection)
             .map_err(|e| ClientError(e.message))
     }
 
     /// [`Connection::open`], waiting at most `patience` for each step of the handshake; the
     /// error says whether trying again later may help.
     pub async fn open_within(url: &str, patience: Duration) -> Result<Connection, OpenError> {
-        Connection::connect(url, None, patience).await
+        Connection::handshake(url, None, &[], patience)
+            .await
+            .map(|(connection, _)| connection)
     }
 
-    async fn connect(
+    /// Connects and says `hello` with `token` (if any), asking for `features`; waits at most
+    /// `patience` for each step. Returns the connection and what the `welcome` said.
+    pub async fn handshake(
         url: &str,
         token: Option<&str>,
+        features: &[Feature],
         patience: Duration,
-    ) -> Result<Connection, OpenError> {
+    ) -> Result<(Connection, Welcome), OpenError> {
         let retry = |message: String| OpenError {
             message,
             retriable: true,
@@ -141,6 +160,7 @@ impl Connection {
                 protocol: PROTOCOL_VERSION,
                 client: Some(format!("hakem-cli/{}", env!("CARGO_PKG_VERSION"))),
                 token: token.map(str::to_string),
+                features: features.iter().map(|f| f.as_str().to_string()).collect(),
             })
             .await
             .map_err(|e| retry(e.0))?;
@@ -152,16 +172,32 @@ impl Connection {
                             "the server closed the connection during the handshake".into(),
                         ))
                     }
-                    Some(Incoming::Message(ServerMessage::Welcome { .. })) => return Ok(()),
+                    Some(Incoming::Message(ServerMessage::Welcome {
+                        identity,
+                        server_time_ms,
+                        features,
+                        ..
+                    })) => {
+                        return Ok(Welcome {
+                            identity,
+                            server_time_ms,
+                            features,
+                        })
+                    }
                     Some(Incoming::Message(ServerMessage::Error(error))) => {
                         return Err(OpenError {
                             message: format!(
                                 "the server refused the connection: {} ({})",
                                 error.message, error.code
                             ),
-                            // Another protocol version will not change by waiting; a busy
-                            // server (rate_limited, internal) may be fine a moment later.
-                            retriable: error.code != ErrorCode::UnsupportedProtocol,
+                            // A wrong token or protocol stays wrong; a busy server
+                            // (rate_limited, internal) may be fine a moment later.
+                            retriable: !matches!(
+                                error.code,
+                                ErrorCode::UnsupportedProtocol
+                                    | ErrorCode::Unauthorized
+                                    | ErrorCode::Forbidden
+                            ),
                         });
                     }
                     // Nothing else is expected before the welcome; skip it.
@@ -169,10 +205,30 @@ impl Connection {
                 }
             }
         });
-        welcome
+        let welcome = welcome
             .await
             .map_err(|_| retry(format!("{url} did not answer hello within {within}")))??;
-        Ok(connection)
+        Ok((connection, welcome))
+    }
+
+    /// Sends a frame as it is (the load tool writes its own JSON).
+    pub async fn send_text(&mut self, text: String) -> Result<(), ClientError> {
+        self.ws
+            .send(Message::Text(text.into()))
+            .await
+            .map_err(|e| ClientError(format!("cannot send to the server: {e}")))
+    }
+
+    /// The next text frame as it is, or `None` once the server has closed the connection.
+    pub async fn recv_text(&mut self) -> Result<Option<Utf8Bytes>, ClientError> {
+        loop {
+            match self.ws.next().await {
+                None | Some(Ok(Message::Close(_))) => return Ok(None),
+                Some(Err(e)) => return Err(ClientError(format!("{BROKE}{e}"))),
+                Some(Ok(Message::Text(text))) => return Ok(Some(text)),
+                Some(Ok(_)) => {}
+            }
+        }
     }
 
     /// Sends a message with a fresh `id`; returns that id, which the reply carries as `re`.
@@ -194,15 +250,8 @@ impl Connection {
 
     /// The next frame, or `None` once the server has closed the connection.
     pub async fn recv(&mut self) -> Result<Option<Incoming>, ClientError> {
-        loop {
-            match self.ws.next().await {
-                None | Some(Ok(Message::Close(_))) => return Ok(None),
-                Some(Err(e)) => return Err(ClientError(format!("{BROKE}{e}"))),
-                Some(Ok(Message::Text(text))) => return Ok(Some(decode(text.as_str()))),
-                // Binary frames are not part of the protocol; pings are answered by the library.
-                Some(Ok(_)) => {}
-            }
-        }
+        // Binary frames are not part of the protocol; pings are answered by the library.
+        Ok(self.recv_text().await?.map(|text| decode(text.as_str())))
     }
 
     /// Sends `message` and waits for its direct reply (`re` = its id), skipping other frames.

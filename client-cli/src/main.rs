@@ -9,8 +9,10 @@ mod arbiter;
 mod bot;
 mod connection;
 mod create;
+mod load;
 mod organize;
 mod play;
+mod relay;
 mod rules;
 mod session;
 mod tournament;
@@ -48,6 +50,11 @@ enum Command {
     /// the arbiter's tools on TRF files (pair, check, standings).
     #[command(subcommand)]
     Tournament(tournament::TournamentCommand),
+    /// Load test: N matches with M spectators each against a server; move latency, errors,
+    /// the server's CPU and memory. See docs/performance.md.
+    Load(load::LoadArgs),
+    /// The bare WebSocket relay that `hakem load` measures as a baseline.
+    Relay(relay::RelayArgs),
 }
 
 fn main() -> ExitCode {
@@ -61,16 +68,27 @@ fn main() -> ExitCode {
         Command::Arbiter(args) => run_async(arbiter::run(args)),
         Command::Rules(cmd) => rules::run(cmd),
         Command::Tournament(cmd) => run_async(tournament::run(cmd)),
+        Command::Load(args) => run_threaded(load::run(args)),
+        Command::Relay(args) => run_threaded(relay::run(args)),
     }
 }
 
 /// Runs a network command on a single-threaded runtime: one connection needs no more, and the
 /// build machines are small.
 fn run_async(command: impl Future<Output = ExitCode>) -> ExitCode {
-    match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    run_on(tokio::runtime::Builder::new_current_thread(), command)
+}
+
+/// The load tool and the relay use every core, as a server does.
+fn run_threaded(command: impl Future<Output = ExitCode>) -> ExitCode {
+    run_on(tokio::runtime::Builder::new_multi_thread(), command)
+}
+
+fn run_on(
+    mut builder: tokio::runtime::Builder,
+    command: impl Future<Output = ExitCode>,
+) -> ExitCode {
+    match builder.enable_all().build() {
         Ok(runtime) => runtime.block_on(command),
         Err(e) => {
             eprintln!("hakem: cannot start the network runtime: {e}");

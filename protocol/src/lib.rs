@@ -17,6 +17,29 @@ pub use tournament::{CreateTournament, NewPlayer, PlayerToken, TournamentView};
 
 pub const PROTOCOL_VERSION: u32 = 1;
 
+/// Opt-in extensions of protocol v1, asked for by name in `hello.features`. A client that asks
+/// for none sees exactly the v1 frames.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Feature {
+    /// The events of one action come in one `events` frame instead of one `event` frame each
+    /// (a `move` with `press` is `moved` and `pressed`: one frame instead of two).
+    Batch,
+}
+
+impl Feature {
+    pub const ALL: [Feature; 1] = [Feature::Batch];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Feature::Batch => "batch",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Feature> {
+        Feature::ALL.into_iter().find(|f| f.as_str() == name)
+    }
+}
+
 /// The largest frame a client may send.
 pub const MAX_FRAME_BYTES: usize = 16 * 1024;
 
@@ -158,6 +181,10 @@ pub enum ClientMessage {
         client: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         token: Option<String>,
+        /// Opt-in extensions (see [`Feature`]); the `welcome` says which are granted. Names this
+        /// server does not know are ignored, so that newer clients still connect.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        features: Vec<String>,
     },
     Ping,
     CreateMatch(CreateMatch),
@@ -542,6 +569,9 @@ pub enum ServerMessage {
         session: String,
         identity: Identity,
         server_time_ms: u64,
+        /// The extensions asked for at `hello` that this connection has.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        features: Vec<String>,
     },
     Pong {
         #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -461,6 +461,7 @@ impl Session {
             session: format!("s{}", self.conn),
             identity,
             server_time_ms: crate::wall_clock_ms(),
+            features: Vec::new(),
         });
         if let Some((name, _)) = account {
             let app = self.app.clone();

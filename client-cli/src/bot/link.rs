@@ -68,6 +68,7 @@ impl Link {
             protocol: PROTOCOL_VERSION,
             client: Some(format!("hakem-bot/{}", env!("CARGO_PKG_VERSION"))),
             token: token.map(str::to_string),
+            features: Vec::new(),
         })
         .await
         .map_err(retry)?;
