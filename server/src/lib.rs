@@ -5,17 +5,13 @@
 //! side ([`http`]) serves the WebSocket endpoint and read-only JSON.
 
 pub mod accounts;
-pub mod clock;
 pub mod house_bot;
 pub mod http;
-pub mod record;
 pub mod room;
-pub mod round;
 pub mod session;
 pub mod store;
 pub mod tokens;
 pub mod tournament;
-pub mod view;
 pub mod web;
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -27,7 +23,7 @@ use hakem_protocol::{AccountKind, CreateMatch, MatchStatus, MatchSummary, PerSea
 
 use crate::accounts::{Accounts, SeatNotice};
 use crate::room::{FinishSink, RoomHandle, Tokens};
-use crate::round::MatchConfig;
+use hakem_round::MatchConfig;
 use crate::store::Store;
 use crate::tokens::{new_id, new_token};
 

@@ -15,11 +15,11 @@ use serde_json::Value;
 use tokio::sync::{mpsc, oneshot, Notify};
 use tokio::time::Instant;
 
-use crate::clock::Millis;
-use crate::round::{Command, MatchConfig, Refusal, Round};
+use hakem_round::clock::Millis;
+use hakem_round::{Command, MatchConfig, Refusal, Round};
 use crate::store::{MatchSpec, NewEvent, Store, StoredMatch};
 use crate::tokens::{same_token, Token};
-use crate::view;
+use hakem_round::board as view;
 use crate::wall_clock_ms;
 
 /// A connection, as rooms know it.
@@ -402,7 +402,7 @@ impl Room {
             }
             RoomCommand::Record { reply } => {
                 let frames: Vec<String> = self.log.iter().map(|f| f.as_str().to_string()).collect();
-                let record = crate::record::record_of(&self.id, self.round.config(), &frames);
+                let record = hakem_round::record::record_of(&self.id, self.round.config(), &frames);
                 let _ = reply.send(record.to_text());
             }
             RoomCommand::Decree {

@@ -15,7 +15,7 @@ use serde_json::Value;
 use tokio::sync::{mpsc, Notify};
 
 use crate::room::{Action, ConnId, Credential, Join, Outbox, RoomCommand, RoomHandle};
-use crate::round::Command;
+use hakem_round::Command;
 use crate::tokens::same_token;
 use crate::tournament::{self, Caller, Failure};
 use crate::App;

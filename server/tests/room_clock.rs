@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use hakem_protocol::{ClockConfig, PerSeat, ServerMessage};
 use hakem_server::room::{self, Action, Credential, Join, Outbox, RoomCommand, RoomHandle, Tokens};
-use hakem_server::round::MatchConfig;
+use hakem_round::MatchConfig;
 use tokio::sync::{mpsc, Notify};
 
 struct Member {

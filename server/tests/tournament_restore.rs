@@ -5,7 +5,7 @@
 use hakem_protocol::tournament::{default_tiebreaks, CreateTournament, NewPlayer};
 use hakem_protocol::{MatchStatus, Scope, Seat, Winner};
 use hakem_server::room::RoomCommand;
-use hakem_server::round::Command;
+use hakem_round::Command;
 use hakem_server::store::Store;
 use hakem_server::tournament::{self, Caller};
 use hakem_server::{App, Limits};

@@ -12,7 +12,7 @@ use tokio::sync::oneshot;
 
 use super::{apply, Board, Tournament};
 use crate::room::RoomCommand;
-use crate::round::Command;
+use hakem_round::Command;
 use crate::{App, TournamentBoard};
 
 /// The tournament of a match: tournament ids have no `-`, so it is what comes before `-r`.

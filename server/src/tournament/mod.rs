@@ -6,7 +6,8 @@
 //! match events. One lock per tournament keeps its changes in order.
 
 mod link;
-mod model;
+
+use hakem_round::tournament as model;
 
 use std::sync::Arc;
 

@@ -4,7 +4,7 @@
 use hakem_protocol::{
     ClockConfig, ErrorCode, Event, MatchStatus, PerSeat, Points, Scope, Seat, Winner,
 };
-use hakem_server::round::{Command, MatchConfig, Round};
+use hakem_round::{Command, MatchConfig, Round};
 
 const MIN: u64 = 60_000;
 
