@@ -45,6 +45,7 @@ pub async fn run(args: ArbiterArgs) -> ExitCode {
             arbiter_token: Some(args.token),
             since_seq: None,
             legal_moves: false,
+            history: true,
         },
         parse: Some(parse),
         help: HELP,

@@ -3,7 +3,6 @@
 //! `hakem play --vs-bot`: a new match against a bot started in the same process.
 
 mod clock;
-mod link;
 mod player;
 
 use std::collections::HashSet;
@@ -17,9 +16,9 @@ use hakem_protocol::{ClientMessage, CreateMatch, IdentityKind, PerSeat, ServerMe
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use crate::connection::{parse_server_url, DEFAULT_SERVER};
+use crate::connection::{parse_server_url, Connection, Incoming, DEFAULT_SERVER};
+use crate::follow::backoff;
 use crate::play::PlayArgs;
-use link::{Frame, Link};
 pub use player::{play_match, Config, Finished};
 
 /// Exit status for a failure (connection, refusal, a match the bot cannot play).
@@ -146,11 +145,12 @@ async fn listen(args: &BotArgs) -> ExitCode {
     tokio::pin!(ctrl_c);
     loop {
         let opened = tokio::select! {
-            opened = Link::open(&args.server, Some(&args.token), PATIENCE) => opened,
+            opened = Connection::handshake(&args.server, Some(&args.token), &[], PATIENCE) => opened,
             _ = &mut ctrl_c => return stop(&playing),
         };
         let mut link = match opened {
-            Ok((link, identity, _)) => {
+            Ok((link, welcome)) => {
+                let identity = welcome.identity;
                 if first {
                     // Any token is welcome as a seat token; only an account has a name, and
                     // without one no match would ever come.
@@ -184,7 +184,7 @@ async fn listen(args: &BotArgs) -> ExitCode {
             Err(e) => {
                 eprintln!("reconnecting failed: {}", e.message);
                 tokio::select! {
-                    _ = tokio::time::sleep(clock::backoff(attempts, cfg.seed)) => {}
+                    _ = tokio::time::sleep(backoff(attempts)) => {}
                     _ = &mut ctrl_c => return stop(&playing),
                 }
                 attempts = attempts.saturating_add(1);
@@ -200,11 +200,11 @@ async fn listen(args: &BotArgs) -> ExitCode {
                     let frame = match frame {
                         Ok(Some(frame)) => frame,
                         Ok(None) => break "the server closed the connection".to_string(),
-                        Err(e) => break e,
+                        Err(e) => break e.0,
                     };
                     heard_at = Instant::now();
                     pinged = false;
-                    if let Frame::Message(ServerMessage::YourMatch { match_id, seat, seat_token, game, variant }) = frame {
+                    if let Incoming::Message(ServerMessage::YourMatch { match_id, seat, seat_token, game, variant }) = frame {
                         if playing.contains(&match_id) || finished.contains(&match_id) {
                             continue;
                         }
@@ -237,7 +237,7 @@ async fn listen(args: &BotArgs) -> ExitCode {
                         break "no answer from the server for 30 seconds".to_string();
                     }
                     if let Err(e) = link.send(ClientMessage::Ping).await {
-                        break e;
+                        break e.0;
                     }
                     pinged = true;
                 }
@@ -366,29 +366,19 @@ pub async fn vs_bot(cmd: PlayCommand) -> ExitCode {
     create.clock = None;
     create.players = PerSeat::new("You".to_string(), format!("hakem bot (level {})", vs.level));
     let created = async {
-        let (mut link, _, _) = Link::open(&play.link.server, None, PATIENCE)
+        let mut link = Connection::open(&play.link.server).await.map_err(|e| e.0)?;
+        let reply = link
+            .request(ClientMessage::CreateMatch(create))
             .await
-            .map_err(|e| e.message)?;
-        let id = link.send(ClientMessage::CreateMatch(create)).await?;
-        let reply = tokio::time::timeout(PATIENCE, async {
-            loop {
-                match link.recv().await? {
-                    None => return Err("the server closed the connection".to_string()),
-                    Some(frame) if frame.reply_to() == Some(id) => return Ok(frame),
-                    Some(_) => {}
-                }
-            }
-        })
-        .await
-        .map_err(|_| "no reply from the server within 10 seconds".to_string())??;
+            .map_err(|e| e.0)?;
         link.close().await;
         match reply {
-            Frame::Message(ServerMessage::MatchCreated {
+            Incoming::Message(ServerMessage::MatchCreated {
                 match_id,
                 seat_tokens,
                 ..
             }) => Ok((match_id, seat_tokens)),
-            Frame::Message(ServerMessage::Error(error)) => Err(format!(
+            Incoming::Message(ServerMessage::Error(error)) => Err(format!(
                 "the server refused to create the match: {} ({})",
                 error.message, error.code
             )),

@@ -103,13 +103,10 @@ pub struct Connection {
 
 /// What the server said in its `welcome`.
 #[derive(Clone, Debug)]
-#[allow(dead_code)] // the bot reads the identity and the clock (one client stack, next)
 pub struct Welcome {
     pub identity: Identity,
     /// The server's clock (Unix milliseconds) at the welcome.
     pub server_time_ms: u64,
-    /// The extensions asked for that the server granted.
-    pub features: Vec<String>,
 }
 
 impl Connection {
@@ -175,13 +172,11 @@ impl Connection {
                     Some(Incoming::Message(ServerMessage::Welcome {
                         identity,
                         server_time_ms,
-                        features,
                         ..
                     })) => {
                         return Ok(Welcome {
                             identity,
                             server_time_ms,
-                            features,
                         })
                     }
                     Some(Incoming::Message(ServerMessage::Error(error))) => {

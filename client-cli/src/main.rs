@@ -9,6 +9,7 @@ mod arbiter;
 mod bot;
 mod connection;
 mod create;
+mod follow;
 mod load;
 mod organize;
 mod play;

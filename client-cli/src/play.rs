@@ -48,6 +48,7 @@ pub async fn run(args: PlayArgs) -> ExitCode {
             arbiter_token: None,
             since_seq: None,
             legal_moves: false,
+            history: false,
         },
         parse: Some(parse),
         help: HELP,

@@ -1,215 +1,60 @@
-//! What a client knows about a match: the `state` snapshot, kept up to date by the events that
-//! follow it, and how that is written on a terminal (the board, the clocks, the score, one line
-//! per event).
+//! How a client writes a match on a terminal: the board, the clocks, the score, one line per
+//! event. It reads the match as the link keeps it (the state folded event by event); every
+//! board comes from the server, so nothing here knows the rules.
 //!
-//! The board is rebuilt locally by replaying the set's moves with the rules engine, since events
-//! carry moves, not boards. The clocks are the last reading from the server, counted down
-//! locally for the running seat until the next reading arrives.
+//! The clocks are the last reading from the server, counted down locally for the running
+//! seat until the next reading arrives.
 
 use std::time::Instant;
 
-use hakem_games::pentago::{self, Cell};
-use hakem_games::{AnyPosition, GameKind, Side};
+use hakem_games::{GameKind, Side};
+use hakem_protocol::board::{Board, QuoridorBoard, Stones};
 use hakem_protocol::{
-    Clocks, Event, EventFrame, MatchState, MatchStatus, Pending, PerSeat, Points, RoundResult,
-    Scope, Seat, SetResult, Winner,
+    Event, MatchState, MatchStatus, Points, RoundResult, Scope, Seat, SetResult, Winner,
 };
-use serde_json::Value;
 
 use crate::rules::side_name;
 
-pub struct View {
-    pub match_id: String,
-    game: Option<GameKind>,
-    game_name: String,
-    variant: String,
-    sets_max: u8,
-    warnings_limit: u8,
-    names: PerSeat<String>,
-    connected: PerSeat<bool>,
-    ready: PerSeat<bool>,
-    pub status: MatchStatus,
-    set: u8,
-    sets: Vec<SetResult>,
-    set_points: PerSeat<Points>,
-    warnings: PerSeat<u8>,
-    round: Option<RoundResult>,
-    paused: bool,
-    first_mover: Option<Seat>,
-    moves: Vec<String>,
-    pending: Option<Pending>,
-    awaiting_press: Option<Seat>,
-    /// The set's position after `moves`; `None` when this client cannot replay them (an unknown
-    /// game, or moves its rules engine refuses), and the server's picture is shown instead.
-    position: Option<AnyPosition>,
-    /// The server's picture of the board from the last snapshot.
-    board_json: Value,
-    clocks: Option<(Clocks, Instant)>,
-    /// `p1`, `p2`, `arbiter` or `spectator`.
-    pub you: Option<String>,
+/// A match to be written out: its state and when its clock reading arrived.
+pub struct View<'a> {
+    state: &'a MatchState,
+    clocks_at: Instant,
 }
 
-impl View {
-    pub fn from_state(state: MatchState) -> View {
-        let game = state.game.parse::<GameKind>().ok();
-        let mut view = View {
-            match_id: state.match_id,
-            game,
-            game_name: state.game,
-            variant: state.variant,
-            sets_max: state.sets_max,
-            warnings_limit: state.warnings_limit,
-            names: PerSeat::new(state.players.p1.name, state.players.p2.name),
-            connected: PerSeat::new(state.players.p1.connected, state.players.p2.connected),
-            ready: PerSeat::new(state.players.p1.ready, state.players.p2.ready),
-            status: state.status,
-            set: state.set,
-            sets: state.sets,
-            set_points: state.set_points,
-            warnings: state.warnings,
-            round: state.round,
-            paused: state.paused,
-            first_mover: state.position.first_mover,
-            moves: state.position.moves,
-            pending: state.position.pending,
-            awaiting_press: state.position.awaiting_press,
-            position: None,
-            board_json: state.position.board,
-            clocks: state.clocks.map(|c| (c, Instant::now())),
-            you: state.you,
-        };
-        view.position = view.replay();
-        view
+impl<'a> View<'a> {
+    pub fn new(state: &'a MatchState, clocks_at: Instant) -> View<'a> {
+        View { state, clocks_at }
     }
 
-    /// The position after the current set's moves, if this client's rules engine can play them.
-    fn replay(&self) -> Option<AnyPosition> {
-        let mut position = AnyPosition::new(self.game?, Some(&self.variant)).ok()?;
-        for mv in &self.moves {
-            position.play_str(mv).ok()?;
-        }
-        Some(position)
+    pub fn match_id(&self) -> &str {
+        &self.state.match_id
     }
 
     /// The seat this client plays, if it is a player.
     pub fn my_seat(&self) -> Option<Seat> {
-        match self.you.as_deref() {
+        match self.state.you.as_deref() {
             Some("p1") => Some(Seat::P1),
             Some("p2") => Some(Seat::P2),
             _ => None,
         }
     }
 
-    pub fn is_finished(&self) -> bool {
-        self.status == MatchStatus::Finished
-    }
-
-    /// Applies one event, as the server's own state machine does.
-    pub fn apply(&mut self, frame: &EventFrame) {
-        if let Some(clocks) = frame.clocks {
-            self.clocks = Some((clocks, Instant::now()));
-        }
-        match &frame.event {
-            Event::SetStarted { set, first_mover } => {
-                self.set = *set;
-                self.status = MatchStatus::Playing;
-                self.first_mover = Some(*first_mover);
-                self.moves.clear();
-                self.pending = None;
-                self.awaiting_press = None;
-                self.ready = PerSeat::default();
-                self.paused = false;
-                self.board_json = Value::Null;
-                self.position = self.replay();
-            }
-            Event::Placed { seat, cell } => {
-                self.pending = Some(Pending {
-                    seat: *seat,
-                    cell: cell.clone(),
-                    quadrant: None,
-                    dir: None,
-                });
-            }
-            Event::Rotated { quadrant, dir, .. } => {
-                if let Some(pending) = &mut self.pending {
-                    pending.quadrant = Some(quadrant.clone());
-                    pending.dir = Some(dir.clone());
-                }
-            }
-            Event::Moved { seat, mv } => {
-                self.moves.push(mv.clone());
-                if let Some(position) = &mut self.position {
-                    if position.play_str(mv).is_err() {
-                        self.position = None;
-                    }
-                }
-                self.pending = None;
-                // A move that ends the set is followed at once by `set_ended`, which clears this.
-                self.awaiting_press = Some(*seat);
-            }
-            Event::Pressed { .. } => self.awaiting_press = None,
-            Event::SetEnded(result) => {
-                // Saturating: numbers from the server must not be able to crash the client.
-                let add = |points: &mut Points, halves: u32| {
-                    points.halves = points.halves.saturating_add(halves);
-                };
-                match result.winner {
-                    Some(seat) => add(self.set_points.get_mut(seat), 2),
-                    None => {
-                        add(&mut self.set_points.p1, 1);
-                        add(&mut self.set_points.p2, 1);
-                    }
-                }
-                self.sets.push(result.clone());
-                self.status = MatchStatus::BetweenSets;
-                self.pending = None;
-                self.awaiting_press = None;
-                self.paused = false;
-            }
-            Event::Warning { seat, count, .. } => *self.warnings.get_mut(*seat) = *count,
-            Event::RoundEnded(result) => {
-                self.set_points = result.set_points;
-                self.round = Some(result.clone());
-                self.status = MatchStatus::Finished;
-                self.pending = None;
-                self.awaiting_press = None;
-                self.paused = false;
-            }
-            Event::Paused => self.paused = true,
-            Event::Resumed => self.paused = false,
-            Event::PlayerConnected { seat } => *self.connected.get_mut(*seat) = true,
-            Event::PlayerDisconnected { seat } => *self.connected.get_mut(*seat) = false,
-            Event::Ready { seat } => *self.ready.get_mut(*seat) = true,
-            Event::ClockAdjusted { .. } | Event::Claim { .. } | Event::Declared { .. } => {}
-        }
-    }
-
-    /// Takes the clock reading of an event this client does not understand.
-    pub fn apply_clocks(&mut self, clocks: Option<Clocks>) {
-        if let Some(clocks) = clocks {
-            self.clocks = Some((clocks, Instant::now()));
-        }
+    fn game(&self) -> Option<GameKind> {
+        self.state.game.parse().ok()
     }
 
     /// The seat expected to act: the mover, or the seat that still has to press.
     fn to_act(&self) -> Option<Seat> {
-        if self.status != MatchStatus::Playing {
+        if self.state.status != MatchStatus::Playing {
             return None;
         }
-        if let Some(seat) = self.awaiting_press {
-            return Some(seat);
-        }
-        let first = self.first_mover?;
-        Some(match self.position.as_ref()?.to_move() {
-            Side::First => first,
-            Side::Second => first.other(),
-        })
+        self.state.position.to_move
     }
 
     /// A seat's name in the game's own terms for the current set: black or white in Pentago.
     fn colour(&self, seat: Seat) -> Option<&'static str> {
-        let game = self.game?;
-        let first = self.first_mover?;
+        let game = self.game()?;
+        let first = self.state.position.first_mover?;
         let side = if seat == first {
             Side::First
         } else {
@@ -220,7 +65,7 @@ impl View {
 
     /// `p1 (Ayşe Yılmaz)`, or `p1` for a nameless seat.
     pub fn who(&self, seat: Seat) -> String {
-        let name = self.names.get(seat);
+        let name = &self.state.players.get(seat).name;
         if name.is_empty() {
             seat.to_string()
         } else {
@@ -230,10 +75,13 @@ impl View {
 
     /// A seat's remaining time now: the last reading, less the time since then if it runs.
     fn remaining_ms(&self, seat: Seat) -> Option<u64> {
-        let (clocks, at) = self.clocks.as_ref()?;
+        let clocks = self.state.clocks.as_ref()?;
         let reading = clocks.remaining(seat);
-        if clocks.running == Some(seat) && !clocks.paused && self.status == MatchStatus::Playing {
-            let elapsed = u64::try_from(at.elapsed().as_millis()).unwrap_or(u64::MAX);
+        if clocks.running == Some(seat)
+            && !clocks.paused
+            && self.state.status == MatchStatus::Playing
+        {
+            let elapsed = u64::try_from(self.clocks_at.elapsed().as_millis()).unwrap_or(u64::MAX);
             Some(reading.saturating_sub(elapsed))
         } else {
             Some(reading)
@@ -243,7 +91,7 @@ impl View {
     /// Both clocks on one line after `label`, e.g.
     /// `clocks: p1 (Ayşe) black 14:52 running | p2 (Bora) white 15:00`.
     pub fn clock_line(&self, label: &str) -> String {
-        let Some((clocks, _)) = &self.clocks else {
+        let Some(clocks) = &self.state.clocks else {
             return format!("{label}: untimed match");
         };
         let one = |seat: Seat| {
@@ -256,14 +104,14 @@ impl View {
             text.push_str(&format_ms(self.remaining_ms(seat).unwrap_or(0)));
             if clocks.running == Some(seat)
                 && !clocks.paused
-                && !self.paused
-                && self.status == MatchStatus::Playing
+                && !self.state.paused
+                && self.state.status == MatchStatus::Playing
             {
                 text.push_str(" running");
             }
             text
         };
-        let paused = if clocks.paused || self.paused {
+        let paused = if clocks.paused || self.state.paused {
             " (paused by the arbiter)"
         } else {
             ""
@@ -272,24 +120,25 @@ impl View {
     }
 
     fn score_line(&self) -> String {
+        let s = self.state;
         let mut line = format!(
             "{} {} | set {} of {} | set score {} {} - {} {} | warnings {} {} {} {} (limit {})",
-            self.game_name,
-            self.variant,
-            self.set.max(1),
-            self.sets_max,
+            s.game,
+            s.variant,
+            s.set.max(1),
+            s.sets_max,
             Seat::P1,
-            format_points(self.set_points.p1),
-            format_points(self.set_points.p2),
+            format_points(s.set_points.p1),
+            format_points(s.set_points.p2),
             Seat::P2,
             Seat::P1,
-            self.warnings.p1,
+            s.warnings.p1,
             Seat::P2,
-            self.warnings.p2,
-            self.warnings_limit,
+            s.warnings.p2,
+            s.warnings_limit,
         );
         for seat in Seat::BOTH {
-            if !self.connected.get(seat) {
+            if !s.players.get(seat).connected {
                 line.push_str(&format!(" | {seat} not connected"));
             }
         }
@@ -301,7 +150,7 @@ impl View {
         if self.my_seat() != Some(seat) {
             return self.who(seat);
         }
-        let name = self.names.get(seat);
+        let name = &self.state.players.get(seat).name;
         if name.is_empty() {
             format!("{seat} (you)")
         } else {
@@ -311,21 +160,22 @@ impl View {
 
     /// What happens next, addressed to this client's role.
     fn turn_line(&self) -> String {
+        let s = self.state;
         let mine = self.my_seat();
-        match self.status {
+        match s.status {
             MatchStatus::Waiting | MatchStatus::BetweenSets => {
                 let waiting: Vec<String> = Seat::BOTH
                     .into_iter()
-                    .filter(|&seat| !self.ready.get(seat))
+                    .filter(|&seat| !s.players.get(seat).ready)
                     .map(|seat| self.who_you(seat))
                     .collect();
-                let next = if self.status == MatchStatus::Waiting {
+                let next = if s.status == MatchStatus::Waiting {
                     1
                 } else {
-                    self.set.saturating_add(1)
+                    s.set.saturating_add(1)
                 };
                 let hint = match mine {
-                    Some(seat) if !self.ready.get(seat) => ": type `ready`",
+                    Some(seat) if !s.players.get(seat).ready => ": type `ready`",
                     _ => "",
                 };
                 format!(
@@ -333,21 +183,22 @@ impl View {
                     waiting.join(" and ")
                 )
             }
-            MatchStatus::Finished => match &self.round {
+            MatchStatus::Finished => match &s.round {
                 Some(round) => round_text(self, round),
+                None if s.expired => "the match expired: nobody played it".to_string(),
                 None => "the round is over".to_string(),
             },
             MatchStatus::Playing => {
                 let Some(seat) = self.to_act() else {
                     return "set in progress".to_string();
                 };
-                let paused = if self.paused {
+                let paused = if s.paused {
                     " (clocks paused by the arbiter)"
                 } else {
                     ""
                 };
                 let yours = mine == Some(seat);
-                if self.awaiting_press == Some(seat) {
+                if s.position.awaiting_press == Some(seat) {
                     let hint = if yours { ": type `press`" } else { "" };
                     format!("{} to press the clock{hint}{paused}", self.who_you(seat))
                 } else {
@@ -359,7 +210,7 @@ impl View {
     }
 
     fn pending_line(&self) -> Option<String> {
-        let pending = self.pending.as_ref()?;
+        let pending = self.state.position.pending.as_ref()?;
         Some(match (&pending.quadrant, &pending.dir) {
             (Some(quadrant), Some(dir)) => format!(
                 "{} placed {} and turned {quadrant} {dir}, not yet pressed",
@@ -372,35 +223,16 @@ impl View {
         })
     }
 
-    /// The board as text, with a Pentago marble that is placed but not yet turned on it.
-    fn board_text(&self) -> Option<String> {
-        match &self.position {
-            Some(AnyPosition::Pentago(position)) => {
-                let placement = self
-                    .pending
-                    .as_ref()
-                    .filter(|p| p.quadrant.is_none())
-                    .and_then(|p| pentago::Move::parse(&p.cell).ok())
-                    .and_then(|mv| position.place(mv.cell).ok());
-                Some(match placement {
-                    Some(placement) => pentago_text(|cell| placement.stone_at(cell)),
-                    None => pentago_text(|cell| position.stone_at(cell)),
-                })
-            }
-            Some(position) => Some(position.board_text()),
-            None => server_rows(&self.board_json),
-        }
-    }
-
     /// The whole picture: board, score, clocks, whose turn.
     pub fn render(&self) -> String {
+        let s = self.state;
         let mut out = String::new();
-        if self.status != MatchStatus::Waiting {
-            if let Some(board) = self.board_text() {
-                out.push_str(&board);
+        if s.status != MatchStatus::Waiting {
+            if let Some(board) = &s.position.board {
+                out.push_str(&board_text(board));
             }
-            if !self.moves.is_empty() {
-                out.push_str(&format!("moves: {}\n", self.moves.join(" ")));
+            if !s.position.moves.is_empty() {
+                out.push_str(&format!("moves: {}\n", s.position.moves.join(" ")));
             }
         }
         out.push_str(&self.score_line());
@@ -418,13 +250,19 @@ impl View {
 
     /// The finished sets, one line each, for a client that joins late.
     pub fn history(&self) -> Vec<String> {
-        self.sets.iter().map(|set| set_text(self, set)).collect()
+        self.state
+            .sets
+            .iter()
+            .map(|set| set_text(self, set))
+            .collect()
     }
 
     /// One readable line for an event (without the leading marker).
     pub fn event_line(&self, event: &Event) -> String {
         match event {
-            Event::SetStarted { set, first_mover } => {
+            Event::SetStarted {
+                set, first_mover, ..
+            } => {
                 let colour = self
                     .colour(*first_mover)
                     .map(|c| format!(" and plays {c}"))
@@ -434,7 +272,7 @@ impl View {
                     self.who(*first_mover)
                 )
             }
-            Event::Placed { seat, cell } => format!("{seat} placed {cell}"),
+            Event::Placed { seat, cell, .. } => format!("{seat} placed {cell}"),
             Event::Rotated {
                 seat,
                 quadrant,
@@ -447,7 +285,7 @@ impl View {
                 };
                 format!("{seat} turned {quadrant} {dir}")
             }
-            Event::Moved { seat, mv } => format!("{seat} moved {mv}"),
+            Event::Moved { seat, mv, .. } => format!("{seat} moved {mv}"),
             Event::Pressed { seat } => format!("{seat} pressed the clock"),
             Event::SetEnded(result) => set_text(self, result),
             Event::Warning {
@@ -457,10 +295,11 @@ impl View {
             } => format!(
                 "warning to {} ({count} of {}){}",
                 self.who(*seat),
-                self.warnings_limit,
+                self.state.warnings_limit,
                 reason_suffix(reason)
             ),
             Event::RoundEnded(result) => round_text(self, result),
+            Event::Expired => "the match expired: nobody played it".to_string(),
             Event::Paused => "the arbiter paused the clocks".to_string(),
             Event::Resumed => "the arbiter resumed the clocks".to_string(),
             Event::ClockAdjusted { seat, delta_ms } => {
@@ -504,7 +343,7 @@ fn reason_suffix(reason: &str) -> String {
     }
 }
 
-fn set_text(view: &View, set: &SetResult) -> String {
+fn set_text(view: &View<'_>, set: &SetResult) -> String {
     let outcome = match set.winner {
         Some(seat) => format!("{} wins", view.who(seat)),
         None => "drawn".to_string(),
@@ -515,7 +354,7 @@ fn set_text(view: &View, set: &SetResult) -> String {
     )
 }
 
-fn round_text(view: &View, round: &RoundResult) -> String {
+fn round_text(view: &View<'_>, round: &RoundResult) -> String {
     let outcome = match round.winner {
         Winner::Draw => "the round is drawn".to_string(),
         winner => match winner.seat() {
@@ -553,8 +392,33 @@ pub fn format_ms(ms: u64) -> String {
     }
 }
 
-/// A Pentago board in the rules engine's own layout (rank 6 on top, quadrants separated).
-fn pentago_text(stone_at: impl Fn(Cell) -> Option<Side>) -> String {
+/// The board as text: Pentago with its quadrants apart, Quoridor with its walls, Pente on its
+/// grid; `x` is the set's first mover, `o` the second (in Quoridor, pawn 1 and pawn 2).
+pub fn board_text(board: &Board) -> String {
+    match board {
+        Board::Pentago(b) => pentago_text(&b.stones),
+        Board::Quoridor(b) => quoridor_text(b),
+        Board::Pente(b) => {
+            let mut text = pente_text(&b.stones);
+            text.push_str(&format!(
+                "captures: x has {}, o has {}\n",
+                b.captures.first, b.captures.second
+            ));
+            text
+        }
+    }
+}
+
+fn mark(stones: &Stones, col: u8, row: u8) -> char {
+    match stones.get(col, row) {
+        Some(hakem_protocol::Side::First) => 'x',
+        Some(hakem_protocol::Side::Second) => 'o',
+        None => '.',
+    }
+}
+
+/// Pentago, rank 6 on top, quadrants separated.
+fn pentago_text(stones: &Stones) -> String {
     let mut out = String::from("    a b c   d e f\n");
     for rank in (0..6u8).rev() {
         if rank == 2 {
@@ -565,13 +429,8 @@ fn pentago_text(stone_at: impl Fn(Cell) -> Option<Side>) -> String {
             if file == 3 {
                 out.push_str(" |");
             }
-            let mark = match Cell::new(file, rank).and_then(&stone_at) {
-                Some(Side::First) => 'x',
-                Some(Side::Second) => 'o',
-                None => '.',
-            };
             out.push(' ');
-            out.push(mark);
+            out.push(mark(stones, file, rank));
         }
         out.push_str(&format!("  {}\n", rank + 1));
     }
@@ -579,22 +438,121 @@ fn pentago_text(stone_at: impl Fn(Cell) -> Option<Side>) -> String {
     out
 }
 
-/// The server's `rows` picture, for a game this client cannot replay.
-fn server_rows(board: &Value) -> Option<String> {
-    let rows = board.get("rows")?.as_array()?;
-    let mut out = String::new();
-    for row in rows {
-        out.push_str("  ");
-        out.push_str(row.as_str()?);
-        out.push('\n');
+/// Pente: columns A..T without I, row 19 on top.
+fn pente_text(stones: &Stones) -> String {
+    const COLUMNS: &str = "ABCDEFGHJKLMNOPQRST";
+    let mut out = String::from("    ");
+    for c in COLUMNS.chars() {
+        out.push(' ');
+        out.push(c);
     }
-    Some(out)
+    out.push('\n');
+    let size = stones.size();
+    for row in (0..size).rev() {
+        out.push_str(&format!("{:>3} ", row + 1));
+        for col in 0..size {
+            out.push(' ');
+            out.push(mark(stones, col, row));
+        }
+        out.push_str(&format!("  {}\n", row + 1));
+    }
+    out
+}
+
+/// A Quoridor square or wall anchor `e3` as (file, rank) from 0.
+fn square(text: &str) -> Option<(u8, u8)> {
+    let mut chars = text.chars();
+    let file = chars.next()?;
+    let rank: u8 = chars.as_str().trim_end_matches(['h', 'v']).parse().ok()?;
+    let file = u8::try_from(u32::from(file).checked_sub(u32::from('a'))?).ok()?;
+    (file < 9 && (1..=9).contains(&rank)).then_some((file, rank - 1))
+}
+
+/// Quoridor: pawns 1 (the first mover's) and 2, walls as `===` and `|` in the grooves.
+fn quoridor_text(board: &QuoridorBoard) -> String {
+    const N: u8 = 9;
+    let pawn = |side: &str| square(side);
+    let (first, second) = (pawn(&board.pawns.first), pawn(&board.pawns.second));
+    let mut horizontal = [[false; 9]; 9]; // below the groove above (file, rank)
+    let mut vertical = [[false; 9]; 9]; // to the right of (file, rank)
+    let mut joints_h = [[false; 9]; 9];
+    let mut joints_v = [[false; 9]; 9];
+    for wall in &board.walls {
+        let Some((f, r)) = square(wall) else { continue };
+        if f >= 8 || r >= 8 {
+            continue;
+        }
+        let (f, r) = (usize::from(f), usize::from(r));
+        if wall.ends_with('h') {
+            horizontal[f][r] = true;
+            horizontal[f + 1][r] = true;
+            joints_h[f][r] = true;
+        } else if wall.ends_with('v') {
+            vertical[f][r] = true;
+            vertical[f][r + 1] = true;
+            joints_v[f][r] = true;
+        }
+    }
+    let files = "     a   b   c   d   e   f   g   h   i\n";
+    let mut text = String::from(files);
+    text.push_str("   +---+---+---+---+---+---+---+---+---+\n");
+    for rank in (0..N).rev() {
+        text.push_str(&format!("{:>2} |", rank + 1));
+        for file in 0..N {
+            let here = Some((file, rank));
+            let mark = if here == first {
+                '1'
+            } else if here == second {
+                '2'
+            } else {
+                '.'
+            };
+            text.push(' ');
+            text.push(mark);
+            text.push(' ');
+            let wall = file == N - 1 || vertical[usize::from(file)][usize::from(rank)];
+            text.push(if wall { '|' } else { ' ' });
+        }
+        text.push_str(&format!(" {}\n", rank + 1));
+        if rank == 0 {
+            break;
+        }
+        let below = usize::from(rank - 1);
+        text.push_str("   +");
+        for file in 0..usize::from(N) {
+            text.push_str(if horizontal[file][below] {
+                "==="
+            } else {
+                "   "
+            });
+            if file == usize::from(N) - 1 {
+                text.push('+');
+            } else if joints_h[file][below] {
+                text.push('=');
+            } else if joints_v[file][below] {
+                text.push('|');
+            } else {
+                text.push('+');
+            }
+        }
+        text.push('\n');
+    }
+    text.push_str("   +---+---+---+---+---+---+---+---+---+\n");
+    text.push_str(files);
+    text.push_str(&format!(
+        "walls left: 1 has {}, 2 has {}\n",
+        board.walls_left.first, board.walls_left.second
+    ));
+    text
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use hakem_protocol::{PlayerInfo, PositionView};
+    use hakem_protocol::board::{PentagoBoard, PerSide};
+    use hakem_protocol::{
+        Clocks, EventFrame, GameResult, PerSeat, PlayerInfo, PositionView, SetReason,
+    };
 
     fn state() -> MatchState {
         let player = |name: &str| PlayerInfo {
@@ -625,7 +583,7 @@ mod tests {
                 moves: Vec::new(),
                 pending: None,
                 awaiting_press: None,
-                board: Value::Null,
+                board: None,
                 legal_moves: None,
             },
             clocks: Some(Clocks {
@@ -637,13 +595,22 @@ mod tests {
             }),
             you: Some("p2".into()),
             tournament: None,
+            expired: false,
         }
     }
 
-    fn frame(seq: u64, event: Event, running: Option<Seat>) -> EventFrame {
-        EventFrame {
+    fn pentago(marks: &[(u8, u8, hakem_protocol::Side)]) -> Option<Board> {
+        let mut stones = Stones::empty(6);
+        for &(c, r, side) in marks {
+            stones.set(c, r, Some(side));
+        }
+        Some(Board::Pentago(PentagoBoard { stones }))
+    }
+
+    fn apply(state: &mut MatchState, event: Event, running: Option<Seat>) {
+        let frame = EventFrame {
             match_id: "m1".into(),
-            seq,
+            seq: state.seq + 1,
             event,
             clocks: Some(Clocks {
                 p1_ms: 60_000,
@@ -652,118 +619,109 @@ mod tests {
                 paused: false,
                 server_time_ms: 0,
             }),
-        }
+        };
+        state.apply(&frame).unwrap();
+    }
+
+    fn render(state: &MatchState) -> String {
+        View::new(state, Instant::now()).render()
     }
 
     #[test]
     fn events_update_board_turn_and_score() {
-        let mut view = View::from_state(state());
-        assert!(view.render().contains("type `ready`"));
-        view.apply(&frame(
-            1,
-            Event::SetStarted {
-                set: 1,
-                first_mover: Seat::P1,
-            },
-            Some(Seat::P1),
-        ));
-        assert!(view.render().contains("p1 (Ayşe) to move"));
-        view.apply(&frame(
-            2,
-            Event::Placed {
-                seat: Seat::P1,
-                cell: "a1".into(),
-            },
-            Some(Seat::P1),
-        ));
-        // The placed marble shows before the turn.
-        let text = view.render();
+        use hakem_protocol::Side::First;
+        let mut s = state();
+        assert!(render(&s).contains("type `ready`"));
+        let started = Event::SetStarted {
+            set: 1,
+            first_mover: Seat::P1,
+            board: pentago(&[]),
+        };
+        apply(&mut s, started, Some(Seat::P1));
+        assert!(render(&s).contains("p1 (Ayşe) to move"));
+        let placed = Event::Placed {
+            seat: Seat::P1,
+            cell: "a1".into(),
+            board: pentago(&[(0, 0, First)]),
+        };
+        apply(&mut s, placed, Some(Seat::P1));
+        // The placed marble shows before the turn: the board comes with the event.
+        let text = render(&s);
         assert!(text.contains(" 1  x . . | . . .  1"), "{text}");
         assert!(
             text.contains("p1 placed a1, quadrant not yet turned"),
             "{text}"
         );
-        view.apply(&frame(
-            3,
-            Event::Moved {
-                seat: Seat::P1,
-                mv: "a1se".into(),
-            },
-            Some(Seat::P1),
-        ));
-        assert!(view.render().contains("p1 (Ayşe) to press the clock"));
-        view.apply(&frame(4, Event::Pressed { seat: Seat::P1 }, Some(Seat::P2)));
-        let text = view.render();
+        let moved = Event::Moved {
+            seat: Seat::P1,
+            mv: "a1se".into(),
+            board: pentago(&[(0, 0, First)]),
+        };
+        apply(&mut s, moved, Some(Seat::P1));
+        assert!(render(&s).contains("p1 (Ayşe) to press the clock"));
+        apply(&mut s, Event::Pressed { seat: Seat::P1 }, Some(Seat::P2));
+        let text = render(&s);
         assert!(text.contains("p2 (you) to move: your turn"), "{text}");
         assert!(text.contains("p2 white 1:00 running"), "{text}");
-        view.apply(&frame(
-            5,
-            Event::SetEnded(SetResult {
-                set: 1,
-                first_mover: Seat::P1,
-                result: "1/2-1/2".into(),
-                winner: None,
-                reason: "arbiter".into(),
-            }),
-            None,
-        ));
-        assert!(view.render().contains("set score p1 0.5 - 0.5 p2"));
-        assert_eq!(view.history(), ["set 1 ended 1/2-1/2: drawn by arbiter"]);
+        let ended = Event::SetEnded(SetResult {
+            set: 1,
+            first_mover: Seat::P1,
+            result: GameResult::Draw,
+            winner: None,
+            reason: SetReason::Arbiter,
+        });
+        apply(&mut s, ended, None);
+        assert!(render(&s).contains("set score p1 0.5 - 0.5 p2"));
+        assert_eq!(
+            View::new(&s, Instant::now()).history(),
+            ["set 1 ended 1/2-1/2: drawn by arbiter"]
+        );
     }
 
     #[test]
-    fn a_move_the_engine_refuses_falls_back_to_no_board() {
-        let mut view = View::from_state(state());
-        view.apply(&frame(
-            1,
-            Event::SetStarted {
-                set: 1,
-                first_mover: Seat::P1,
-            },
-            None,
-        ));
-        view.apply(&frame(
-            2,
-            Event::Moved {
-                seat: Seat::P1,
-                mv: "zz9".into(),
-            },
-            None,
-        ));
-        assert!(view.render().contains("moves: zz9"));
+    fn a_quoridor_board_is_drawn_from_its_pawns_and_walls() {
+        let board = QuoridorBoard {
+            pawns: PerSide::new("e2".into(), "e9".into()),
+            walls: vec!["e3h".into(), "a1v".into(), "z9h".into()],
+            walls_left: PerSide::new(8, 10),
+        };
+        let text = board_text(&Board::Quoridor(board));
+        // e3h lies above e3 and f3; a1v right of a1 and a2.
+        assert!(
+            text.contains("   +   +   +   +   +=======+   +   +   +"),
+            "{text}"
+        );
+        assert!(
+            text.contains(" 2 | . | .   .   .   1   .   .   .   . | 2"),
+            "{text}"
+        );
+        assert!(text.contains("   +   |   +   +"), "{text}");
+        assert!(text.contains(" 1 | . | .   .   ."), "{text}");
+        assert!(text.contains("walls left: 1 has 8, 2 has 10"));
     }
 
     #[test]
     fn nonsense_from_the_server_does_not_crash_the_client() {
-        let mut state = state();
-        state.game = "chess".into();
-        state.set = u8::MAX;
-        state.status = MatchStatus::BetweenSets;
-        state.set_points = PerSeat::new(Points { halves: u32::MAX }, Points::ZERO);
-        state.position.board = serde_json::json!({"rows": ["..x", 7]});
-        state.clocks = Some(Clocks {
+        let mut s = state();
+        s.game = "chess".into();
+        s.set = u8::MAX;
+        s.status = MatchStatus::BetweenSets;
+        s.set_points = PerSeat::new(Points { halves: u32::MAX }, Points::ZERO);
+        s.clocks = Some(Clocks {
             p1_ms: u64::MAX,
             p2_ms: 0,
             running: Some(Seat::P1),
             paused: false,
             server_time_ms: 0,
         });
-        let mut view = View::from_state(state);
-        view.render();
+        render(&s);
+        let view = View::new(&s, Instant::now());
         for event in [
             Event::Rotated {
                 seat: Seat::P2,
                 quadrant: "zz".into(),
                 dir: "sideways".into(),
             },
-            Event::Pressed { seat: Seat::P1 },
-            Event::SetEnded(SetResult {
-                set: 0,
-                first_mover: Seat::P2,
-                result: String::new(),
-                winner: Some(Seat::P1),
-                reason: String::new(),
-            }),
             Event::ClockAdjusted {
                 seat: Seat::P1,
                 delta_ms: i64::MIN,
@@ -774,11 +732,14 @@ mod tests {
                 reason: String::new(),
             },
         ] {
-            view.apply(&frame(9, event.clone(), Some(Seat::P1)));
             view.event_line(&event);
-            view.render();
         }
-        assert_eq!(view.set_points.p1.halves, u32::MAX);
+        assert!(board_text(&Board::Quoridor(QuoridorBoard {
+            pawns: PerSide::new("".into(), "k99".into()),
+            walls: vec!["".into(), "i9v".into()],
+            walls_left: PerSide::new(0, 255),
+        }))
+        .contains("walls left"));
     }
 
     #[test]

@@ -24,6 +24,8 @@ pub async fn run(args: WatchArgs) -> ExitCode {
         enter: ClientMessage::Watch {
             match_id: args.match_id,
             since_seq: None,
+            // A spectator who comes in midway sees the match so far.
+            history: true,
         },
         // A spectator only watches; stdin is not read at all.
         parse: None,

@@ -11,8 +11,12 @@ use std::fmt;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
+pub mod board;
+mod fold;
 pub mod tournament;
 
+pub use board::{Board, PerSide, Side};
+pub use fold::{Applied, Gap};
 pub use tournament::{CreateTournament, NewPlayer, PlayerToken, TournamentView};
 
 pub const PROTOCOL_VERSION: u32 = 1;
@@ -24,14 +28,18 @@ pub enum Feature {
     /// The events of one action come in one `events` frame instead of one `event` frame each
     /// (a `move` with `press` is `moved` and `pressed`: one frame instead of two).
     Batch,
+    /// Every event that changes the position carries the board after it (`set_started`,
+    /// `placed`, `moved`), so that a client draws it without the rules.
+    Boards,
 }
 
 impl Feature {
-    pub const ALL: [Feature; 1] = [Feature::Batch];
+    pub const ALL: [Feature; 2] = [Feature::Batch, Feature::Boards];
 
     pub fn as_str(self) -> &'static str {
         match self {
             Feature::Batch => "batch",
+            Feature::Boards => "boards",
         }
     }
 
@@ -207,6 +215,9 @@ pub enum ClientMessage {
         /// Ask for the legal moves in every `state`, for bots without a rules engine.
         #[serde(default, skip_serializing_if = "is_false")]
         legal_moves: bool,
+        /// Start with the match's first state and every event since (unless `since_seq`).
+        #[serde(default, skip_serializing_if = "is_false")]
+        history: bool,
     },
     /// Spectate.
     Watch {
@@ -214,12 +225,25 @@ pub enum ClientMessage {
         match_id: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         since_seq: Option<u64>,
+        /// As in `join`.
+        #[serde(default, skip_serializing_if = "is_false")]
+        history: bool,
     },
     Leave {
         #[serde(rename = "match")]
         match_id: String,
     },
-    ListMatches,
+    /// The live matches (the default) or the finished ones, a page at a time.
+    ListMatches {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        status: Option<ListStatus>,
+        /// At most this many (default 100, at most 500).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        limit: Option<u32>,
+        /// The `next` of the page before.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        before: Option<String>,
+    },
     /// Pentago: the first half of a move.
     Place {
         #[serde(rename = "match")]
@@ -408,7 +432,7 @@ impl ClientMessage {
             | Ping
             | CreateMatch(_)
             | CreateAccount { .. }
-            | ListMatches
+            | ListMatches { .. }
             | CreateTournament(_)
             | AddPlayers { .. }
             | StartTournament { .. }
@@ -530,6 +554,17 @@ pub enum Scope {
     Round,
 }
 
+/// Which matches a list shows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ListStatus {
+    /// Matches whose round is not over.
+    #[default]
+    Live,
+    /// Matches whose round is over, the most recently finished first.
+    Finished,
+}
+
 /// A seat, or a draw.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -608,11 +643,21 @@ pub enum ServerMessage {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         re: Option<Value>,
         matches: Vec<MatchSummary>,
+        /// There are more: ask again with this as `before`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        next: Option<String>,
     },
     /// The whole truth about a match, sent on join and watch.
     State(Box<MatchState>),
     /// One change, numbered without gaps.
     Event(Box<EventFrame>),
+    /// The events of one action, in order, to a connection that asked for the `batch`
+    /// extension; each is the `event` frame it would have been sent alone.
+    Events {
+        #[serde(rename = "match")]
+        match_id: String,
+        events: Vec<EventFrame>,
+    },
     /// An action was accepted; `seq` is the number of the last event it produced.
     Ack {
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -671,7 +716,7 @@ impl ServerMessage {
             | Tournament { re, .. }
             | Trf { re, .. } => re.as_ref(),
             Error(error) => error.re.as_ref(),
-            Welcome { .. } | YourMatch { .. } | State(_) | Event(_) => None,
+            Welcome { .. } | YourMatch { .. } | State(_) | Event(_) | Events { .. } => None,
         }
     }
 }
@@ -795,6 +840,15 @@ pub struct MatchSummary {
     /// The tournament the match is a round of, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tournament: Option<String>,
+    /// The match expired before its first set.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub expired: bool,
+    /// When the match was created (Unix milliseconds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_ms: Option<u64>,
+    /// When its round ended (Unix milliseconds), for a finished match.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished_ms: Option<u64>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -833,12 +887,138 @@ impl Clocks {
 pub struct SetResult {
     pub set: u8,
     pub first_mover: Seat,
-    /// From the set's first mover's side: `1-0`, `0-1`, `1/2-1/2`.
-    pub result: String,
+    /// From the set's first mover's side, as game records write it.
+    pub result: GameResult,
     pub winner: Option<Seat>,
-    /// five, double_five, opponent_five, full_board, goal, captures, move_limit, time, resign,
-    /// arbiter.
-    pub reason: String,
+    pub reason: SetReason,
+}
+
+/// A set's result from its first mover's side: `1-0`, `0-1`, `1/2-1/2`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum GameResult {
+    #[serde(rename = "1-0")]
+    FirstMoverWins,
+    #[serde(rename = "0-1")]
+    SecondMoverWins,
+    #[serde(rename = "1/2-1/2")]
+    Draw,
+}
+
+impl GameResult {
+    /// The result of a set won by `winner` (a draw for `None`) whose first mover was `first`.
+    pub fn of(winner: Option<Seat>, first: Seat) -> GameResult {
+        match winner {
+            Some(seat) if seat == first => GameResult::FirstMoverWins,
+            Some(_) => GameResult::SecondMoverWins,
+            None => GameResult::Draw,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GameResult::FirstMoverWins => "1-0",
+            GameResult::SecondMoverWins => "0-1",
+            GameResult::Draw => "1/2-1/2",
+        }
+    }
+}
+
+impl fmt::Display for GameResult {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Writes a string-valued enum as its name and reads any other name into its `Other`
+/// variant, so that a reason a newer server adds does not make a frame unreadable.
+macro_rules! named {
+    ($(#[$doc:meta])* $name:ident { $($(#[$vdoc:meta])* $variant:ident => $text:literal,)* }) => {
+        $(#[$doc])*
+        #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+        pub enum $name {
+            $($(#[$vdoc])* $variant,)*
+            /// A name this build does not know.
+            Other(String),
+        }
+
+        impl $name {
+            pub fn as_str(&self) -> &str {
+                match self {
+                    $($name::$variant => $text,)*
+                    $name::Other(text) => text,
+                }
+            }
+
+            pub fn parse(text: &str) -> $name {
+                match text {
+                    $($text => $name::$variant,)*
+                    other => $name::Other(other.to_string()),
+                }
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl Serialize for $name {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.serialize_str(self.as_str())
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                Ok($name::parse(&String::deserialize(deserializer)?))
+            }
+        }
+    };
+}
+
+named! {
+    /// Why a set ended.
+    SetReason {
+        /// Five in a row (Pentago, Pente).
+        Five => "five",
+        /// Pentago: the move gave five to both players.
+        DoubleFive => "double_five",
+        /// Pentago: the move gave five only to the opponent.
+        OpponentFive => "opponent_five",
+        FullBoard => "full_board",
+        /// Quoridor: a pawn reached its goal row.
+        Goal => "goal",
+        /// Pente: ten stones captured.
+        Captures => "captures",
+        /// An untimed Quoridor set reached its ply limit.
+        MoveLimit => "move_limit",
+        Time => "time",
+        Resign => "resign",
+        Arbiter => "arbiter",
+    }
+}
+
+impl SetReason {
+    /// Whether the board itself ended the set (so that the loser may still claim against the
+    /// last move), as opposed to the clock, a resignation or the arbiter.
+    pub fn is_on_the_board(&self) -> bool {
+        !matches!(
+            self,
+            SetReason::Time | SetReason::Resign | SetReason::Arbiter
+        )
+    }
+}
+
+named! {
+    /// Why a round ended.
+    RoundReason {
+        /// The sets decided it.
+        Sets => "sets",
+        /// A player reached the warnings limit.
+        Warnings => "warnings",
+        Arbiter => "arbiter",
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -846,8 +1026,7 @@ pub struct RoundResult {
     pub winner: Winner,
     pub set_points: PerSeat<Points>,
     pub points: PerSeat<Points>,
-    /// sets, warnings, arbiter.
-    pub reason: String,
+    pub reason: RoundReason,
 }
 
 /// A move placed or turned but not yet complete or pressed (Pentago).
@@ -873,8 +1052,8 @@ pub struct PositionView {
     pub pending: Option<Pending>,
     /// The seat whose completed move waits for the clock press.
     pub awaiting_press: Option<Seat>,
-    /// Game-specific picture of the board; see docs/protocol.md.
-    pub board: Value,
+    /// The board (null before the first set); see [`board`].
+    pub board: Option<Board>,
     /// The legal moves of the seat to act, when the client asked for them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub legal_moves: Option<Vec<String>>,
@@ -906,6 +1085,9 @@ pub struct MatchState {
     /// The tournament the match is a round of, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tournament: Option<String>,
+    /// The match expired before its first set: nobody came to play it.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub expired: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -924,10 +1106,16 @@ pub enum Event {
     SetStarted {
         set: u8,
         first_mover: Seat,
+        /// The empty board of the new set (extension: a client draws it without the rules).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        board: Option<Board>,
     },
     Placed {
         seat: Seat,
         cell: String,
+        /// The board with the marble on it (extension).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        board: Option<Board>,
     },
     Rotated {
         seat: Seat,
@@ -939,6 +1127,9 @@ pub enum Event {
         seat: Seat,
         #[serde(rename = "move")]
         mv: String,
+        /// The board after the move: the quadrant turned, the stones captured (extension).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        board: Option<Board>,
     },
     Pressed {
         seat: Seat,
@@ -977,9 +1168,25 @@ pub enum Event {
         winner: Winner,
         reason: String,
     },
+    /// Nobody played the match: it ends before its first set (extension).
+    Expired,
 }
 
 impl Event {
+    /// The event without its board, as a client that did not ask for boards sees it; `None`
+    /// when it has none.
+    pub fn without_board(&self) -> Option<Event> {
+        let mut event = self.clone();
+        let board = match &mut event {
+            Event::SetStarted { board, .. }
+            | Event::Placed { board, .. }
+            | Event::Moved { board, .. } => board,
+            _ => return None,
+        };
+        board.take()?;
+        Some(event)
+    }
+
     /// The `kind` name.
     pub fn kind(&self) -> &'static str {
         match self {
@@ -999,6 +1206,7 @@ impl Event {
             Event::PlayerDisconnected { .. } => "player_disconnected",
             Event::Ready { .. } => "ready",
             Event::Declared { .. } => "declared",
+            Event::Expired => "expired",
         }
     }
 }
@@ -1095,13 +1303,44 @@ mod tests {
     }
 
     #[test]
+    fn reasons_a_newer_server_adds_are_kept_not_refused() {
+        let set: SetResult = serde_json::from_value(json!({"set": 1, "first_mover": "p1",
+            "result": "0-1", "winner": "p2", "reason": "meteor"}))
+        .unwrap();
+        assert_eq!(set.reason, SetReason::Other("meteor".into()));
+        assert_eq!(set.result, GameResult::SecondMoverWins);
+        assert_eq!(serde_json::to_value(&set.reason).unwrap(), json!("meteor"));
+        assert_eq!(SetReason::parse("double_five"), SetReason::DoubleFive);
+        assert!(!SetReason::Time.is_on_the_board() && SetReason::Five.is_on_the_board());
+        assert_eq!(RoundReason::parse("warnings").as_str(), "warnings");
+        assert_eq!(
+            GameResult::of(Some(Seat::P2), Seat::P2),
+            GameResult::FirstMoverWins
+        );
+        assert!(serde_json::from_value::<GameResult>(json!("2-0")).is_err());
+    }
+
+    #[test]
+    fn a_batch_reads_as_its_event_frames() {
+        let text = r#"{"type":"events","match":"m","events":[
+            {"type":"event","match":"m","seq":4,"event":{"kind":"moved","seat":"p1","move":"a1sw"},"clocks":null},
+            {"type":"event","match":"m","seq":5,"event":{"kind":"pressed","seat":"p1"},"clocks":null}]}"#;
+        let ServerMessage::Events { match_id, events } = serde_json::from_str(text).unwrap() else {
+            panic!("an events frame")
+        };
+        assert_eq!(match_id, "m");
+        assert_eq!(events.iter().map(|e| e.seq).collect::<Vec<_>>(), [4, 5]);
+        assert_eq!(events[1].event, Event::Pressed { seat: Seat::P1 });
+    }
+
+    #[test]
     fn events_are_tagged_by_kind() {
         let event = Event::SetEnded(SetResult {
             set: 2,
             first_mover: Seat::P2,
-            result: "1-0".into(),
+            result: GameResult::FirstMoverWins,
             winner: Some(Seat::P2),
-            reason: "five".into(),
+            reason: SetReason::Five,
         });
         assert_eq!(
             serde_json::to_value(&event).unwrap(),
@@ -1110,6 +1349,7 @@ mod tests {
         let moved = Event::Moved {
             seat: Seat::P1,
             mv: "d4ne".into(),
+            board: None,
         };
         assert_eq!(
             serde_json::to_value(&moved).unwrap(),

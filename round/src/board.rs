@@ -1,73 +1,65 @@
-//! The game-specific picture of a board in `state.position.board`.
-//!
-//! - Pentago: `{"rows": ["......", ...]}`, six strings from rank 6 down to rank 1, files a..f;
-//!   `x` is the set's first mover (black), `o` the second (white), `.` empty. A pending
-//!   placement is already on the board (a placed marble is visible to everyone).
-//! - Quoridor: `{"pawns": {"first": "e1", "second": "e9"}, "walls": ["e3h", ...],
-//!   "walls_left": {"first": 10, "second": 10}}`.
-//! - Pente: `{"rows": [...]}` nineteen strings from row 19 down to row 1, columns A..T without
-//!   I; `x` the first mover (White), `o` the second; `"captures": {"first": N, "second": N}`
-//!   counts captured stones.
+//! The typed board of a rules position, as clients draw it (`hakem_protocol::Board`): the
+//! server puts it in `state` and in every event that changes the position.
 
 use hakem_games::pentago::{self, Cell};
-use hakem_games::{pente, AnyPosition, Side};
-use serde_json::{json, Value};
+use hakem_games::{pente, AnyPosition};
+use hakem_protocol::board::{
+    Board, PentagoBoard, PenteBoard, PerSide, QuoridorBoard, Side, Stones, PENTAGO_SIZE, PENTE_SIZE,
+};
 
-fn mark(side: Option<Side>) -> char {
+fn side(side: hakem_games::Side) -> Side {
     match side {
-        Some(Side::First) => 'x',
-        Some(Side::Second) => 'o',
-        None => '.',
+        hakem_games::Side::First => Side::First,
+        hakem_games::Side::Second => Side::Second,
     }
 }
 
-/// The board, with a Pentago placement that waits for its turn shown on it.
-pub fn board(position: &AnyPosition, placement: Option<&pentago::Placement>) -> Value {
+/// The board of `position`, with a Pentago placement that waits for its turn shown on it (a
+/// placed marble is visible to everyone at once).
+pub fn board_of(position: &AnyPosition, placement: Option<&pentago::Placement>) -> Board {
     match position {
         AnyPosition::Pentago(p) => {
-            let rows: Vec<String> = (0..6u8)
-                .rev()
-                .map(|rank| {
-                    (0..6u8)
-                        .filter_map(|file| Cell::new(file, rank))
-                        .map(|cell| {
-                            mark(match placement {
-                                Some(placement) => placement.stone_at(cell),
-                                None => p.stone_at(cell),
-                            })
-                        })
-                        .collect()
-                })
-                .collect();
-            json!({ "rows": rows })
+            let mut stones = Stones::empty(PENTAGO_SIZE);
+            for rank in 0..PENTAGO_SIZE {
+                for file in 0..PENTAGO_SIZE {
+                    let Some(cell) = Cell::new(file, rank) else {
+                        continue;
+                    };
+                    let stone = match placement {
+                        Some(placement) => placement.stone_at(cell),
+                        None => p.stone_at(cell),
+                    };
+                    stones.set(file, rank, stone.map(side));
+                }
+            }
+            Board::Pentago(PentagoBoard { stones })
         }
-        AnyPosition::Quoridor(q) => json!({
-            "pawns": {
-                "first": q.pawn(Side::First).to_string(),
-                "second": q.pawn(Side::Second).to_string(),
-            },
-            "walls": q.walls().map(|w| w.to_string()).collect::<Vec<_>>(),
-            "walls_left": {
-                "first": q.walls_left(Side::First),
-                "second": q.walls_left(Side::Second),
-            },
+        AnyPosition::Quoridor(q) => Board::Quoridor(QuoridorBoard {
+            pawns: PerSide::new(
+                q.pawn(hakem_games::Side::First).to_string(),
+                q.pawn(hakem_games::Side::Second).to_string(),
+            ),
+            walls: q.walls().map(|w| w.to_string()).collect(),
+            walls_left: PerSide::new(
+                q.walls_left(hakem_games::Side::First),
+                q.walls_left(hakem_games::Side::Second),
+            ),
         }),
         AnyPosition::Pente(p) => {
-            let rows: Vec<String> = (0..19u8)
-                .rev()
-                .map(|row| {
-                    (0..19u8)
-                        .filter_map(|col| pente::Point::new(col, row))
-                        .map(|point| mark(p.stone(point)))
-                        .collect()
-                })
-                .collect();
-            json!({
-                "rows": rows,
-                "captures": {
-                    "first": p.captures(Side::First),
-                    "second": p.captures(Side::Second),
-                },
+            let mut stones = Stones::empty(PENTE_SIZE);
+            for row in 0..PENTE_SIZE {
+                for col in 0..PENTE_SIZE {
+                    if let Some(point) = pente::Point::new(col, row) {
+                        stones.set(col, row, p.stone(point).map(side));
+                    }
+                }
+            }
+            Board::Pente(PenteBoard {
+                stones,
+                captures: PerSide::new(
+                    u32::from(p.captures(hakem_games::Side::First)),
+                    u32::from(p.captures(hakem_games::Side::Second)),
+                ),
             })
         }
     }

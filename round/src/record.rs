@@ -39,7 +39,9 @@ pub fn record_of(id: &str, config: &MatchConfig, frames: &[String]) -> Record {
             format!("set {set_no}: ")
         };
         match event {
-            Event::SetStarted { set, first_mover } => {
+            Event::SetStarted {
+                set, first_mover, ..
+            } => {
                 set_no = set;
                 let mut block = Block::default();
                 block.set_tag("Game", game.clone());
@@ -71,16 +73,16 @@ pub fn record_of(id: &str, config: &MatchConfig, frames: &[String]) -> Record {
             }
             Event::SetEnded(result) => {
                 if let Some(block) = sets.last_mut() {
-                    block.set_tag("Result", result.result.clone());
-                    block.set_tag("Reason", result.reason.clone());
+                    block.set_tag("Result", result.result.as_str());
+                    block.set_tag("Reason", result.reason.as_str());
                     block.set_tag("Winner", result.winner.map_or("draw", Seat::as_str));
-                    block.result = Some(result.result);
+                    block.result = Some(result.result.to_string());
                 }
             }
             Event::RoundEnded(result) => {
                 finished = true;
                 round.set_tag("RoundWinner", format!("{:?}", result.winner).to_lowercase());
-                round.set_tag("RoundReason", result.reason);
+                round.set_tag("RoundReason", result.reason.as_str());
                 round.set_tag(
                     "SetPoints",
                     format!(
@@ -119,6 +121,9 @@ pub fn record_of(id: &str, config: &MatchConfig, frames: &[String]) -> Record {
             Event::ClockAdjusted { seat, delta_ms } => round.notes.push(format!(
                 "{note_prefix}clock of {seat} adjusted by {delta_ms} ms"
             )),
+            Event::Expired => round
+                .notes
+                .push("expired: nobody played the match".to_string()),
             Event::Claim { seat, text } => round
                 .notes
                 .push(format!("{note_prefix}claim by {seat}: {text}")),

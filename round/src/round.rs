@@ -10,9 +10,12 @@ use hakem_games::pentago::{self, Direction, Quadrant, Turn};
 use hakem_games::quoridor;
 use hakem_games::{AnyPosition, GameKind, MoveError, Side};
 use hakem_protocol::{
-    ClockConfig, Clocks, ErrorCode, Event, MatchStatus, Pending, PerSeat, Points, RoundResult,
-    Scope, Seat, SetResult, Winner,
+    ClockConfig, Clocks, ErrorCode, Event, EventFrame, GameResult, MatchState, MatchStatus,
+    Pending, PerSeat, PlayerInfo, Points, PositionView, RoundReason, RoundResult, Scope, Seat,
+    SetReason, SetResult, Winner,
 };
+
+use crate::board::board_of;
 
 use crate::clock::{Clock, Millis};
 
@@ -194,6 +197,8 @@ pub enum Command {
     },
     /// The room's timer: the running clock may have reached zero.
     Flag,
+    /// The room's timer: nobody came to play; the match ends unplayed.
+    Expire,
     Connected {
         seat: Seat,
     },
@@ -251,6 +256,8 @@ pub struct Round {
     play: Option<SetPlay>,
     /// The seat that may claim against the opponent's last move.
     claimable_by: Option<Seat>,
+    /// The match ended unplayed: nobody came.
+    expired: bool,
 }
 
 impl Round {
@@ -269,6 +276,7 @@ impl Round {
             paused: false,
             play: None,
             claimable_by: None,
+            expired: false,
         }
     }
 
@@ -312,6 +320,33 @@ impl Round {
         Ok(events)
     }
 
+    /// Decides a command and works out the round after it, without changing this one: the
+    /// next round and the command's events as frames, numbered from `first_seq`, each with the
+    /// clocks as they stand right after it. A room stores the frames, and only then takes the
+    /// next round and sends them.
+    pub fn step(
+        &self,
+        command: Command,
+        now: Millis,
+        server_time_ms: u64,
+        match_id: &str,
+        first_seq: u64,
+    ) -> Result<(Round, Vec<EventFrame>), Refusal> {
+        let events = self.decide(command, now)?;
+        let mut next = self.clone();
+        let mut frames = Vec::with_capacity(events.len());
+        for (i, event) in events.into_iter().enumerate() {
+            next.apply(&event, now);
+            frames.push(EventFrame {
+                match_id: match_id.to_string(),
+                seq: first_seq + i as u64,
+                event,
+                clocks: next.clocks(now, server_time_ms),
+            });
+        }
+        Ok((next, frames))
+    }
+
     // -----------------------------------------------------------------------------------------
     // Decide
 
@@ -328,7 +363,7 @@ impl Round {
             Command::Ready { seat } => self.decide_ready(seat),
             Command::Resign { seat } => {
                 self.require_playing()?;
-                Ok(self.set_end(Some(seat.other()), "resign"))
+                Ok(self.set_end(Some(seat.other()), SetReason::Resign))
             }
             Command::Claim { seat, text } => self.decide_claim(seat, text),
             Command::Warn { seat, reason } => self.decide_warn(seat, reason),
@@ -365,6 +400,15 @@ impl Round {
                 reason,
             } => self.decide_declare(scope, winner, reason),
             Command::Flag => Ok(self.decide_flag(now)),
+            Command::Expire => {
+                if self.status != MatchStatus::Waiting || !self.sets.is_empty() {
+                    return Err(Refusal::new(
+                        ErrorCode::BadRequest,
+                        "only a match that never started expires",
+                    ));
+                }
+                Ok(vec![Event::Expired])
+            }
             Command::Connected { seat } => Ok(vec![Event::PlayerConnected { seat }]),
             Command::Disconnected { seat } => Ok(vec![Event::PlayerDisconnected { seat }]),
         }
@@ -455,6 +499,7 @@ impl Round {
         let mut events = vec![Event::Placed {
             seat,
             cell: parsed.cell.to_string(),
+            board: Some(board_of(&play.position, Some(&placement))),
         }];
         if placement.is_winning() {
             // A classic winning placement ends the set at once; no turn, no press.
@@ -516,11 +561,12 @@ impl Round {
         let mut events = vec![Event::Moved {
             seat,
             mv: canonical,
+            board: Some(board_of(&after, None)),
         }];
         match after.outcome() {
             Some(outcome) => {
                 let winner = outcome.winner.map(|side| play.seat_of(side));
-                events.extend(self.set_end(winner, outcome.reason.as_str()));
+                events.extend(self.set_end(winner, SetReason::parse(outcome.reason.as_str())));
             }
             None if press => events.push(Event::Pressed { seat }),
             None => {}
@@ -591,6 +637,7 @@ impl Round {
         Event::SetStarted {
             set,
             first_mover: MatchConfig::first_mover(set),
+            board: Some(board_of(&self.config.start_position(), None)),
         }
     }
 
@@ -647,7 +694,7 @@ impl Round {
                 winner: Winner::from_seat(Some(winner)),
                 set_points: self.set_points,
                 points: round_points(Some(winner)),
-                reason: "warnings".into(),
+                reason: RoundReason::Warnings,
             }));
         }
         Ok(events)
@@ -668,7 +715,7 @@ impl Round {
             Scope::Set => {
                 self.require_playing()?;
                 let mut events = vec![declared];
-                events.extend(self.set_end(winner.seat(), "arbiter"));
+                events.extend(self.set_end(winner.seat(), SetReason::Arbiter));
                 Ok(events)
             }
             Scope::Round => {
@@ -681,7 +728,7 @@ impl Round {
                         winner,
                         set_points: self.set_points,
                         points: round_points(winner.seat()),
-                        reason: "arbiter".into(),
+                        reason: RoundReason::Arbiter,
                     }),
                 ])
             }
@@ -693,25 +740,21 @@ impl Round {
             return Vec::new();
         }
         match self.clock.as_ref().and_then(|clock| clock.flagged(now)) {
-            Some(seat) => self.set_end(Some(seat.other()), "time"),
+            Some(seat) => self.set_end(Some(seat.other()), SetReason::Time),
             None => Vec::new(),
         }
     }
 
     /// `set_ended`, and `round_ended` when that set decides the round.
-    fn set_end(&self, winner: Option<Seat>, reason: &str) -> Vec<Event> {
+    fn set_end(&self, winner: Option<Seat>, reason: SetReason) -> Vec<Event> {
         let first_mover = self.play.as_ref().map_or(Seat::P1, |play| play.first_mover);
-        let result = match winner {
-            Some(seat) if seat == first_mover => "1-0",
-            Some(_) => "0-1",
-            None => "1/2-1/2",
-        };
+        let result = GameResult::of(winner, first_mover);
         let mut events = vec![Event::SetEnded(SetResult {
             set: self.set_no,
             first_mover,
-            result: result.into(),
+            result,
             winner,
-            reason: reason.into(),
+            reason,
         })];
         let mut points = self.set_points;
         add_set_points(&mut points, winner);
@@ -728,7 +771,7 @@ impl Round {
                 winner: Winner::from_seat(round_winner),
                 set_points: points,
                 points: round_points(round_winner),
-                reason: "sets".into(),
+                reason: RoundReason::Sets,
             }));
         }
         events
@@ -741,7 +784,9 @@ impl Round {
     /// fit the state; one that does not is ignored rather than corrupting it.
     pub fn apply(&mut self, event: &Event, now: Millis) {
         match event {
-            Event::SetStarted { set, first_mover } => {
+            Event::SetStarted {
+                set, first_mover, ..
+            } => {
                 self.set_no = *set;
                 self.status = MatchStatus::Playing;
                 self.ready = PerSeat::default();
@@ -758,7 +803,7 @@ impl Round {
                     clock.start_set(*first_mover, now);
                 }
             }
-            Event::Placed { seat, cell } => {
+            Event::Placed { seat, cell, .. } => {
                 if let Some(play) = &mut self.play {
                     let placement = match (&play.position, pentago::Move::parse(cell)) {
                         (AnyPosition::Pentago(position), Ok(mv)) => position.place(mv.cell).ok(),
@@ -784,7 +829,7 @@ impl Round {
                     half.turn = turn;
                 }
             }
-            Event::Moved { seat, mv } => {
+            Event::Moved { seat, mv, .. } => {
                 if let Some(play) = &mut self.play {
                     if play.position.play_str(mv).is_ok() {
                         play.moves.push(mv.clone());
@@ -810,13 +855,14 @@ impl Round {
                 self.paused = false;
                 // A set won on the board can still be claimed against by the loser.
                 self.claimable_by = match (&self.play, result.winner) {
-                    (Some(play), Some(winner)) if is_board_reason(&result.reason) => {
+                    (Some(play), Some(winner)) if result.reason.is_on_the_board() => {
                         play.position.outcome().map(|_| winner.other())
                     }
                     _ => None,
                 };
+                // A marble placed and not turned stays where it was placed (touch-move: it is
+                // on the board), though the move was never completed.
                 if let Some(play) = &mut self.play {
-                    play.half = None;
                     play.awaiting_press = None;
                 }
                 if let Some(clock) = &mut self.clock {
@@ -830,8 +876,9 @@ impl Round {
                 self.result = Some(result.clone());
                 self.status = MatchStatus::Finished;
                 self.paused = false;
+                // A marble placed and not turned stays where it was placed (touch-move: it is
+                // on the board), though the move was never completed.
                 if let Some(play) = &mut self.play {
-                    play.half = None;
                     play.awaiting_press = None;
                 }
                 if let Some(clock) = &mut self.clock {
@@ -863,6 +910,10 @@ impl Round {
             Event::PlayerDisconnected { seat } => *self.connected.get_mut(*seat) = false,
             Event::Ready { seat } => *self.ready.get_mut(*seat) = true,
             Event::Declared { .. } => {}
+            Event::Expired => {
+                self.status = MatchStatus::Finished;
+                self.expired = true;
+            }
         }
     }
 
@@ -875,6 +926,63 @@ impl Round {
 
     // -----------------------------------------------------------------------------------------
     // Views
+
+    /// The whole truth at `now`, as a spectator sees it (`you` unset, no legal moves): what
+    /// `state` carries, and what folding every event so far into the match's first state gives.
+    pub fn state(&self, match_id: &str, seq: u64, now: Millis, server_time_ms: u64) -> MatchState {
+        let config = &self.config;
+        let player = |seat: Seat| PlayerInfo {
+            name: config.players.get(seat).clone(),
+            connected: *self.connected.get(seat),
+            ready: *self.ready.get(seat),
+            house_bot: config.house_bot == Some(seat),
+        };
+        MatchState {
+            match_id: match_id.to_string(),
+            seq,
+            game: config.game.as_str().to_string(),
+            variant: config.variant.to_string(),
+            sets_max: config.sets,
+            clock: config.clock,
+            warnings_limit: config.warnings_limit,
+            players: PerSeat::new(player(Seat::P1), player(Seat::P2)),
+            status: self.status,
+            set: self.set_no,
+            sets: self.sets.clone(),
+            set_points: self.set_points,
+            warnings: self.warnings,
+            round: self.result.clone(),
+            paused: self.paused,
+            position: PositionView {
+                to_move: self.to_move(),
+                first_mover: self.first_mover(),
+                moves: self.moves().to_vec(),
+                pending: self.pending(),
+                awaiting_press: self.awaiting_press(),
+                board: self
+                    .position()
+                    .map(|p| board_of(p, self.pending_placement())),
+                legal_moves: None,
+            },
+            clocks: self.clocks(now, server_time_ms),
+            you: None,
+            tournament: config.tournament.clone(),
+            expired: self.expired,
+        }
+    }
+
+    /// The legal moves of the position when `seat` is the one to act, none otherwise (a
+    /// Pentago client finds the turns of its placed marble among them).
+    pub fn legal_moves(&self, seat: Seat) -> Vec<String> {
+        match (self.to_move(), self.position()) {
+            (Some(mover), Some(position)) if mover == seat => position.legal_moves(),
+            _ => Vec::new(),
+        }
+    }
+
+    pub fn is_expired(&self) -> bool {
+        self.expired
+    }
 
     pub fn sets(&self) -> &[SetResult] {
         &self.sets
@@ -928,6 +1036,9 @@ impl Round {
 
     /// A placement (and turn) not yet pressed, in the protocol's terms.
     pub fn pending(&self) -> Option<Pending> {
+        if self.status != MatchStatus::Playing {
+            return None;
+        }
         let play = self.play.as_ref()?;
         if let Some(half) = &play.half {
             return Some(Pending {
@@ -946,10 +1057,6 @@ impl Round {
         let half = self.play.as_ref()?.half.as_ref()?;
         Some(&half.placement)
     }
-}
-
-fn is_board_reason(reason: &str) -> bool {
-    !matches!(reason, "time" | "resign" | "arbiter")
 }
 
 fn add_set_points(points: &mut PerSeat<Points>, winner: Option<Seat>) {

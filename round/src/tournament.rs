@@ -803,7 +803,7 @@ mod tests {
             winner: Winner::P1,
             set_points: PerSeat::default(),
             points: PerSeat::default(),
-            reason: "sets".into(),
+            reason: hakem_protocol::RoundReason::Sets,
         };
         let open: Vec<String> = t.open_boards().map(|b| b.match_id.clone()).collect();
         for id in open {
@@ -893,7 +893,7 @@ mod tests {
             winner: Winner::P2,
             set_points: PerSeat::default(),
             points: PerSeat::default(),
-            reason: "arbiter".into(),
+            reason: hakem_protocol::RoundReason::Arbiter,
         };
         assert!(!t.record(&board.match_id, &result));
         assert!(

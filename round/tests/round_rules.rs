@@ -100,12 +100,16 @@ fn a_set_starts_when_both_players_are_ready() {
 fn the_arbiter_can_start_a_set_without_ready() {
     let mut round = pentago();
     let events = ok(&mut round, Command::StartSet, 0);
-    assert_eq!(
-        events,
-        [Event::SetStarted {
-            set: 1,
-            first_mover: Seat::P1
-        }]
+    assert!(
+        matches!(
+            events.as_slice(),
+            [Event::SetStarted {
+                set: 1,
+                first_mover: Seat::P1,
+                board: Some(_),
+            }]
+        ),
+        "{events:?}"
     );
     assert_eq!(
         refused(&mut round, Command::StartSet, 1),
@@ -118,12 +122,10 @@ fn first_movers_alternate_p1_p2_p1() {
     let mut round = pentago();
     for (set, first) in [(1, Seat::P1), (2, Seat::P2), (3, Seat::P1)] {
         let events = ready_both(&mut round, 0);
-        assert_eq!(
-            events.last(),
-            Some(&Event::SetStarted {
-                set,
-                first_mover: first
-            })
+        assert!(
+            matches!(events.last(), Some(Event::SetStarted { set: s, first_mover: f, .. })
+                if *s == set && *f == first),
+            "{events:?}"
         );
         assert_eq!(round.to_move(), Some(first));
         end_set(&mut round, Winner::Draw, 10);
@@ -169,7 +171,7 @@ fn the_third_set_is_not_played_at_two_set_points() {
     assert_eq!(result.winner, Winner::P1);
     assert_eq!(result.set_points, points(4, 0));
     assert_eq!(result.points, points(2, 0));
-    assert_eq!(result.reason, "sets");
+    assert_eq!(result.reason.as_str(), "sets");
     assert_eq!(round.status(), MatchStatus::Finished);
     assert_eq!(
         refused(&mut round, Command::Ready { seat: Seat::P1 }, 4),
@@ -238,7 +240,7 @@ fn warnings_add_up_over_the_round_across_sets() {
     // The third warning loses the round at once, whatever the set score.
     assert_eq!(result.winner, Winner::P2);
     assert_eq!(result.points, points(0, 2));
-    assert_eq!(result.reason, "warnings");
+    assert_eq!(result.reason.as_str(), "warnings");
     assert_eq!(round.status(), MatchStatus::Finished);
     assert_eq!(round.clock_deadline(), None);
 }
@@ -319,12 +321,9 @@ fn a_press_before_the_move_is_complete_is_refused() {
         4,
     );
     assert_eq!(kinds(&events), ["rotated", "moved"]);
-    assert_eq!(
-        events[1],
-        Event::Moved {
-            seat: Seat::P1,
-            mv: "d4ne".into()
-        }
+    assert!(
+        matches!(&events[1], Event::Moved { seat: Seat::P1, mv, board: Some(_) } if mv == "d4ne"),
+        "{events:?}"
     );
     ok(&mut round, Command::Press { seat: Seat::P1 }, 5);
 }
@@ -380,8 +379,8 @@ fn the_player_whose_time_runs_out_loses_the_set() {
     match &events[0] {
         Event::SetEnded(result) => {
             assert_eq!(result.winner, Some(Seat::P2));
-            assert_eq!(result.reason, "time");
-            assert_eq!(result.result, "0-1");
+            assert_eq!(result.reason.as_str(), "time");
+            assert_eq!(result.result.as_str(), "0-1");
         }
         other => panic!("{other:?}"),
     }

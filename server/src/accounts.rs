@@ -5,7 +5,7 @@
 use dashmap::DashMap;
 use hakem_protocol::{AccountKind, Seat, ServerMessage};
 
-use crate::room::{ConnId, Outbox};
+use crate::outbox::{ConnId, Outbox};
 use crate::tokens::same_token;
 
 #[derive(Clone, Debug)]

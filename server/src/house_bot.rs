@@ -13,7 +13,8 @@ use hakem_games::{AnyPosition, GameKind};
 use hakem_protocol::{MatchStatus, Seat, ServerMessage};
 use tokio::sync::{mpsc, Notify};
 
-use crate::room::{Action, Credential, Join, Outbox, RoomCommand, RoomHandle};
+use crate::outbox::{Outbox, Outgoing};
+use crate::room::{Action, Credential, Join, RoomHandle};
 
 /// Connection ids for house bots count down from the top, away from real connections.
 const FIRST_BOT_CONN: u64 = u64::MAX / 2;
@@ -50,30 +51,28 @@ async fn play(
 ) -> Result<(), String> {
     let (tx, mut rx) = mpsc::channel(1024);
     let outbox = Outbox::new(tx, Arc::new(Notify::new()));
-    let send = |command: RoomCommand| {
-        let room = room.clone();
-        async move {
-            room.tx
-                .send(command)
-                .await
-                .map_err(|_| "the room stopped".to_string())
-        }
-    };
-    send(RoomCommand::Join(Join {
+    let stopped = |_| "the room stopped".to_string();
+    room.join(Join {
         conn,
         credential: Credential::Seat(token),
         since_seq: None,
+        history: false,
         legal_moves: true,
+        batch: false,
+        boards: false,
         outbox: outbox.clone(),
         re: None,
-    }))
-    .await?;
-    let act = |action: Action| RoomCommand::Act {
-        conn,
-        action,
-        outbox: outbox.clone(),
-        re: None,
-        received: tokio::time::Instant::now(),
+    })
+    .await
+    .map_err(stopped)?;
+    let act = |action: Action| {
+        room.act(
+            conn,
+            action,
+            outbox.clone(),
+            None,
+            tokio::time::Instant::now(),
+        )
     };
     let mut engine = Some(new_engine(
         EngineKind::Search,
@@ -81,7 +80,14 @@ async fn play(
         u64::from(conn as u32),
     ));
     let mut readied_for = None;
-    while let Some(frame) = rx.recv().await {
+    while let Some(item) = rx.recv().await {
+        // The bot reads only the states it is sent on its turn; events and replays pass by.
+        let Outgoing::Frame(frame) = item else {
+            continue;
+        };
+        if !frame.as_str().starts_with(r#"{"type":"state""#) {
+            continue;
+        }
         let Ok(ServerMessage::State(state)) = serde_json::from_str::<ServerMessage>(frame.as_str())
         else {
             continue;
@@ -91,7 +97,7 @@ async fn play(
             MatchStatus::Waiting | MatchStatus::BetweenSets => {
                 if readied_for != Some(state.set) {
                     readied_for = Some(state.set);
-                    send(act(Action::Ready)).await?;
+                    act(Action::Ready).await.map_err(stopped)?;
                 }
             }
             MatchStatus::Playing => {
@@ -117,7 +123,7 @@ async fn play(
                 .map_err(|e| e.to_string())?;
                 engine = Some(thinker);
                 if let Some(mv) = choice {
-                    send(act(Action::Move(mv, true))).await?;
+                    act(Action::Move(mv, true)).await.map_err(stopped)?;
                 }
             }
         }

@@ -3,20 +3,19 @@
 use std::future::Future;
 use std::sync::Arc;
 
+use axum::extract::rejection::QueryRejection;
 use axum::extract::ws::WebSocketUpgrade;
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::serve::ListenerExt;
 use axum::{Json, Router};
-use hakem_protocol::MAX_FRAME_BYTES;
+use hakem_protocol::{ListStatus, MAX_FRAME_BYTES};
 use metrics_exporter_prometheus::PrometheusHandle;
 use serde_json::json;
 use tokio::net::TcpListener;
-use tokio::sync::oneshot;
 
-use crate::room::RoomCommand;
 use crate::{session, App};
 
 pub fn router(app: Arc<App>, metrics: Option<PrometheusHandle>) -> Router {
@@ -57,36 +56,65 @@ async fn websocket(ws: WebSocketUpgrade, State(app): State<Arc<App>>) -> Respons
         .on_upgrade(move |socket| session::serve(socket, app))
 }
 
-async fn list_matches(State(app): State<Arc<App>>) -> Response {
-    Json(json!({ "matches": app.summaries() })).into_response()
+/// `?status=live|finished&limit=N&before=CURSOR`, as `list_matches`.
+#[derive(serde::Deserialize)]
+struct ListQuery {
+    #[serde(default)]
+    status: Option<ListStatus>,
+    #[serde(default)]
+    limit: Option<u32>,
+    #[serde(default)]
+    before: Option<String>,
+}
+
+async fn list_matches(
+    State(app): State<Arc<App>>,
+    query: Result<Query<ListQuery>, QueryRejection>,
+) -> Response {
+    let Ok(Query(query)) = query else {
+        return bad_request(
+            "status is live or finished; limit is a number; before is the next of a page",
+        );
+    };
+    match app
+        .list(
+            query.status.unwrap_or_default(),
+            query.limit,
+            query.before.as_deref(),
+        )
+        .await
+    {
+        Ok(page) => {
+            let mut body = json!({ "matches": page.matches });
+            if let Some(next) = page.next {
+                body["next"] = json!(next);
+            }
+            Json(body).into_response()
+        }
+        Err(message) => bad_request(&message),
+    }
 }
 
 async fn match_state(Path(id): Path<String>, State(app): State<Arc<App>>) -> Response {
-    let Some(room) = app.room(&id).await else {
-        return unknown_match(&id);
-    };
-    let (reply, answer) = oneshot::channel();
-    if room.tx.send(RoomCommand::Snapshot { reply }).await.is_err() {
-        return unknown_match(&id);
-    }
-    match answer.await {
-        Ok(state) => Json(state).into_response(),
-        Err(_) => unknown_match(&id),
+    match app.match_state(&id).await {
+        Some(state) => Json(state).into_response(),
+        None => unknown_match(&id),
     }
 }
 
 async fn match_record(Path(id): Path<String>, State(app): State<Arc<App>>) -> Response {
-    let Some(room) = app.room(&id).await else {
-        return unknown_match(&id);
-    };
-    let (reply, answer) = oneshot::channel();
-    if room.tx.send(RoomCommand::Record { reply }).await.is_err() {
-        return unknown_match(&id);
+    match app.record(&id).await {
+        Some(text) => ([("content-type", "text/plain; charset=utf-8")], text).into_response(),
+        None => unknown_match(&id),
     }
-    match answer.await {
-        Ok(text) => ([("content-type", "text/plain; charset=utf-8")], text).into_response(),
-        Err(_) => unknown_match(&id),
-    }
+}
+
+fn bad_request(message: &str) -> Response {
+    (
+        StatusCode::BAD_REQUEST,
+        Json(json!({"code": "bad_request", "message": message})),
+    )
+        .into_response()
 }
 
 async fn list_tournaments(State(app): State<Arc<App>>) -> Response {
@@ -121,6 +149,27 @@ fn unknown_match(id: &str) -> Response {
         Json(json!({"code": "unknown_match", "message": format!("no match {id:?}")})),
     )
         .into_response()
+}
+
+/// The Prometheus recorder: durations as histograms with buckets from 0.1 ms to 10 s, so that
+/// an operator can compute any quantile over any window (summaries cannot be aggregated).
+pub fn metrics_recorder() -> Result<PrometheusHandle, String> {
+    use metrics_exporter_prometheus::{Matcher, PrometheusBuilder};
+    const SECONDS: &[f64] = &[
+        0.0001, 0.00025, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
+        10.0,
+    ];
+    const SIZES: &[f64] = &[
+        1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0, 1024.0,
+    ];
+    PrometheusBuilder::new()
+        .set_buckets_for_metric(Matcher::Suffix("_seconds".into()), SECONDS)
+        .and_then(|b| {
+            b.set_buckets_for_metric(Matcher::Full("hakem_store_batch_size".into()), SIZES)
+        })
+        .map_err(|e| e.to_string())?
+        .install_recorder()
+        .map_err(|e| e.to_string())
 }
 
 /// Serves until `shutdown` completes.

@@ -1,42 +1,50 @@
 //! hakem-server: the authoritative match server.
 //!
-//! One tokio task per match room ([`room`]) owns the round ([`round`]) and its clock
-//! ([`clock`]); connections ([`session`]) reach rooms through a map of room handles. The HTTP
-//! side ([`http`]) serves the WebSocket endpoint and read-only JSON.
+//! One tokio task per live match ([`room`]) owns its round (`hakem_round`); connections
+//! ([`session`]) reach rooms only through room handles, looked up in the registry. A room whose
+//! round is over retires; its match is then read from the store ([`archive`]). The HTTP side
+//! ([`http`]) serves the WebSocket endpoint and read-only JSON; [`store`] keeps everything.
 
-pub mod accounts;
-pub mod house_bot;
+mod accounts;
+mod archive;
+mod house_bot;
 pub mod http;
-pub mod room;
-pub mod session;
+mod outbox;
+mod room;
+mod session;
 pub mod store;
-pub mod tokens;
+mod tokens;
 pub mod tournament;
-pub mod web;
+mod web;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use dashmap::DashMap;
-use hakem_games::GameKind;
-use hakem_protocol::{AccountKind, CreateMatch, MatchStatus, MatchSummary, PerSeat, Seat};
+use hakem_protocol::{
+    AccountKind, CreateMatch, ListStatus, MatchState, MatchStatus, MatchSummary, PerSeat, Seat,
+};
+use hakem_round::MatchConfig;
 
 use crate::accounts::{Accounts, SeatNotice};
-use crate::room::{FinishSink, RoomHandle, Tokens};
-use hakem_round::MatchConfig;
+use crate::archive::Archived;
+pub use crate::room::RoomSettings;
+use crate::room::{FinishSink, RoomHandle, Rooms, Start, Tokens};
 use crate::store::Store;
-use crate::tokens::{new_id, new_token};
+use crate::tokens::new_id;
+pub use crate::tokens::new_token;
 
 /// What every connection shares: the rooms, the store and the server's settings.
 pub struct App {
-    rooms: DashMap<String, RoomHandle>,
+    rooms: Arc<Rooms>,
     next_conn: AtomicU64,
     /// The organizer's token.
-    pub admin_token: String,
+    admin_token: String,
     store: Option<Store>,
-    pub limits: Limits,
-    pub accounts: Accounts,
-    pub tournaments: tournament::Tournaments,
+    limits: Limits,
+    room_settings: RoomSettings,
+    accounts: Accounts,
+    tournaments: tournament::Tournaments,
+    archive: archive::Cache,
     /// Rooms report finished rounds here; the tournaments listen.
     finished: FinishSink,
     finished_rx: std::sync::Mutex<
@@ -97,19 +105,47 @@ pub struct Created {
     pub arbiter_token: String,
 }
 
+/// The most matches one list answer holds, and how many it holds unless told.
+pub const LIST_MAX: u32 = 500;
+pub const LIST_DEFAULT: u32 = 100;
+
+/// A page of the match list: its lines and, if there are more, where the next page starts.
+pub struct Page {
+    pub matches: Vec<MatchSummary>,
+    pub next: Option<String>,
+}
+
+/// `MS.ID`, the cursor of a page: the time and id of its last line.
+fn cursor(ms: u64, id: &str) -> String {
+    format!("{ms}.{id}")
+}
+
+fn read_cursor(text: &str) -> Option<(u64, String)> {
+    let (ms, id) = text.split_once('.')?;
+    (id.len() <= 64).then_some(())?;
+    Some((ms.parse().ok()?, id.to_string()))
+}
+
 impl App {
     /// `store`: where matches are kept; `None` keeps them in memory only (for tests of the
     /// server's logic, never for a real server).
-    pub fn new(admin_token: String, store: Option<Store>, limits: Limits) -> Arc<App> {
+    pub fn new(
+        admin_token: String,
+        store: Option<Store>,
+        limits: Limits,
+        room_settings: RoomSettings,
+    ) -> Arc<App> {
         let (finished, finished_rx) = tokio::sync::mpsc::unbounded_channel();
         Arc::new(App {
-            rooms: DashMap::new(),
+            rooms: Arc::new(Rooms::default()),
             next_conn: AtomicU64::new(1),
             admin_token,
             store,
             limits,
+            room_settings,
             accounts: Accounts::default(),
             tournaments: tournament::Tournaments::default(),
+            archive: archive::Cache::default(),
             finished,
             finished_rx: std::sync::Mutex::new(Some(finished_rx)),
         })
@@ -190,11 +226,11 @@ impl App {
         Ok(token)
     }
 
-    /// Is the match live (known and not finished)?
-    pub fn is_live(&self, match_id: &str) -> bool {
+    /// Is the match live (in memory and not finished)?
+    pub(crate) fn is_live(&self, match_id: &str) -> bool {
         self.rooms
             .get(match_id)
-            .is_some_and(|room| room.summary().status != MatchStatus::Finished)
+            .is_some_and(|room| room.status() != MatchStatus::Finished)
     }
 
     /// Remembers (and announces) the accounts seated in a match.
@@ -215,6 +251,23 @@ impl App {
         }
     }
 
+    fn start_room(&self, start: Start, house_bot: Option<hakem_protocol::HouseBot>) -> RoomHandle {
+        let config = start.round.config().clone();
+        let tokens = start.tokens.clone();
+        let handle = self.rooms.start(start);
+        if let (Some(bot), false) = (house_bot, handle.status() == MatchStatus::Finished) {
+            house_bot::spawn(
+                handle.clone(),
+                bot.seat,
+                tokens.seats.get(bot.seat).clone(),
+                config.game,
+                config.variant,
+                bot.level,
+            );
+        }
+        handle
+    }
+
     /// Rebuilds every unfinished match from the store; returns how many.
     pub async fn restore_live_matches(&self) -> Result<usize, String> {
         let Some(store) = &self.store else {
@@ -224,24 +277,22 @@ impl App {
         let count = live.len();
         for stored in live {
             let id = stored.id.clone();
-            let spec = stored.spec.clone();
-            let tokens = Tokens::of_spec(&spec);
-            self.seat_accounts(&id, &spec.game, &spec.variant, &tokens);
-            match room::restore(stored, Some(store.clone()), Some(self.finished.clone())) {
-                Ok(handle) => {
-                    if let (Some(bot), Ok(game)) = (spec.house_bot, spec.game.parse::<GameKind>()) {
-                        let variant = hakem_games::AnyPosition::new(game, Some(&spec.variant))
-                            .map_or(game.default_variant(), |p| p.variant());
-                        house_bot::spawn(
-                            handle.clone(),
-                            bot.seat,
-                            tokens.seats.get(bot.seat).clone(),
-                            game,
-                            variant,
-                            bot.level,
-                        );
-                    }
-                    self.rooms.insert(id, handle);
+            let created_ms = stored.created_ms;
+            match room::replay(stored) {
+                Ok((spec, replayed)) => {
+                    let tokens = Tokens::of_spec(&spec);
+                    self.seat_accounts(&id, &spec.game, &spec.variant, &tokens);
+                    let start = Start {
+                        id,
+                        round: replayed.round,
+                        tokens,
+                        frames: replayed.frames,
+                        created_ms,
+                        store: Some(store.clone()),
+                        finished: Some(self.finished.clone()),
+                        settings: self.room_settings,
+                    };
+                    self.start_room(start, spec.house_bot);
                 }
                 Err(e) => tracing::error!(match_id = %id, error = %e, "match not restored"),
             }
@@ -249,19 +300,24 @@ impl App {
         Ok(count)
     }
 
-    pub fn next_conn_id(&self) -> u64 {
+    pub(crate) fn next_conn_id(&self) -> u64 {
         self.next_conn.fetch_add(1, Ordering::Relaxed)
     }
 
-    /// The room of a match; a finished match that is only in the store is loaded on demand.
-    pub async fn room(&self, match_id: &str) -> Option<RoomHandle> {
-        if let Some(room) = self.rooms.get(match_id) {
-            return Some(room.value().clone());
-        }
-        let store = self.store.as_ref()?;
+    /// The room of a live match (or of a finished one still in its grace).
+    pub(crate) fn live(&self, match_id: &str) -> Option<RoomHandle> {
+        self.rooms.get(match_id)
+    }
+
+    /// A match that is only in the store, read once and cached.
+    async fn archived(&self, match_id: &str) -> Option<Arc<Archived>> {
         if match_id.len() > 64 {
             return None;
         }
+        if let Some(archived) = self.archive.get(match_id) {
+            return Some(archived);
+        }
+        let store = self.store.as_ref()?;
         let stored = match store.load(match_id).await {
             Ok(Some(stored)) => stored,
             Ok(None) => return None,
@@ -270,26 +326,142 @@ impl App {
                 return None;
             }
         };
-        let handle =
-            room::restore(stored, Some(store.clone()), Some(self.finished.clone())).ok()?;
-        Some(
-            self.rooms
-                .entry(match_id.to_string())
-                .or_insert(handle)
-                .value()
-                .clone(),
-        )
+        match Archived::of(stored) {
+            Ok(archived) => {
+                let archived = Arc::new(archived);
+                self.archive.put(match_id, archived.clone());
+                Some(archived)
+            }
+            Err(e) => {
+                tracing::error!(%match_id, error = %e, "match not replayed");
+                None
+            }
+        }
     }
 
-    /// Every match, newest first.
-    pub fn summaries(&self) -> Vec<MatchSummary> {
-        let mut all: Vec<MatchSummary> = self
-            .rooms
-            .iter()
-            .map(|entry| entry.value().summary())
-            .collect();
-        all.sort_by(|a, b| a.match_id.cmp(&b.match_id));
-        all
+    /// Where a match is: its live room, or the store.
+    pub(crate) async fn find(&self, match_id: &str) -> Option<Found> {
+        if let Some(room) = self.live(match_id) {
+            return Some(Found::Live(room));
+        }
+        self.archived(match_id).await.map(Found::Archived)
+    }
+
+    /// A finished match's room started again from the store, because someone acts in it (a
+    /// claim against the last move, say); it retires again after the grace.
+    pub(crate) async fn revive(&self, match_id: &str) -> Option<RoomHandle> {
+        if let Some(room) = self.live(match_id) {
+            return Some(room);
+        }
+        let store = self.store.as_ref()?;
+        let stored = store.load(match_id).await.ok()??;
+        let created_ms = stored.created_ms;
+        let (spec, replayed) = room::replay(stored).ok()?;
+        self.archive.forget(match_id);
+        let start = Start {
+            id: match_id.to_string(),
+            round: replayed.round,
+            tokens: Tokens::of_spec(&spec),
+            frames: replayed.frames,
+            created_ms,
+            store: Some(store.clone()),
+            finished: Some(self.finished.clone()),
+            settings: self.room_settings,
+        };
+        Some(self.start_room(start, None))
+    }
+
+    /// The spectator's state of a match, live or stored.
+    pub async fn match_state(&self, match_id: &str) -> Option<MatchState> {
+        match self.find(match_id).await? {
+            Found::Live(room) => Some(room.state()),
+            Found::Archived(archived) => Some(archived.state.clone()),
+        }
+    }
+
+    /// Whether a match exists, live or stored.
+    pub async fn match_exists(&self, match_id: &str) -> bool {
+        self.find(match_id).await.is_some()
+    }
+
+    /// The game record of a match, from its stored events.
+    pub async fn record(&self, match_id: &str) -> Option<String> {
+        let stored = match &self.store {
+            Some(store) if match_id.len() <= 64 => store.load(match_id).await.ok()??,
+            _ => return None,
+        };
+        let config = room::config_of(&stored.spec).ok()?;
+        let record = hakem_round::record::record_of(&stored.id, &config, &stored.frames);
+        Some(record.to_text())
+    }
+
+    /// A page of the match list: the live matches, the newest first, or the finished ones,
+    /// the most recently finished first.
+    pub async fn list(
+        &self,
+        status: ListStatus,
+        limit: Option<u32>,
+        before: Option<&str>,
+    ) -> Result<Page, String> {
+        let limit = limit.unwrap_or(LIST_DEFAULT).clamp(1, LIST_MAX);
+        let before = match before {
+            Some(text) => Some(read_cursor(text).ok_or("`before` is not a cursor of this list")?),
+            None => None,
+        };
+        match status {
+            ListStatus::Live => {
+                let mut all: Vec<MatchSummary> = self
+                    .rooms
+                    .handles()
+                    .iter()
+                    .map(RoomHandle::summary)
+                    .filter(|s| s.status != MatchStatus::Finished)
+                    .filter(|s| match &before {
+                        Some((ms, id)) => (s.created_ms.unwrap_or(0), &s.match_id) < (*ms, id),
+                        None => true,
+                    })
+                    .collect();
+                all.sort_by(|a, b| (b.created_ms, &b.match_id).cmp(&(a.created_ms, &a.match_id)));
+                let more = all.len() > limit as usize;
+                all.truncate(limit as usize);
+                let next = more
+                    .then(|| all.last())
+                    .flatten()
+                    .map(|s| cursor(s.created_ms.unwrap_or(0), &s.match_id));
+                Ok(Page { matches: all, next })
+            }
+            ListStatus::Finished => {
+                let Some(store) = &self.store else {
+                    return Ok(Page {
+                        matches: Vec::new(),
+                        next: None,
+                    });
+                };
+                let lines = store
+                    .finished(before, limit + 1)
+                    .await
+                    .map_err(|e| e.to_string())?;
+                let more = lines.len() > limit as usize;
+                let mut matches = Vec::with_capacity(lines.len());
+                let mut last = None;
+                for line in lines.into_iter().take(limit as usize) {
+                    last = Some(cursor(line.finished_ms, &line.id));
+                    let summary = match line.summary.as_deref().map(serde_json::from_str) {
+                        Some(Ok(summary)) => Some(summary),
+                        // Finished before summaries were stored: read the match itself.
+                        _ => self
+                            .archived(&line.id)
+                            .await
+                            .map(|a| a.summary(Some(line.finished_ms))),
+                    };
+                    matches.extend(summary);
+                }
+                Ok(Page {
+                    matches,
+                    next: if more { last } else { None },
+                })
+            }
+        }
     }
 
     /// Checks a `create_match` request and starts its room.
@@ -352,7 +524,7 @@ impl App {
             Some(id) => id,
             None => loop {
                 let id = new_id();
-                if !self.rooms.contains_key(&id) {
+                if !self.rooms.contains(&id) {
                     break id;
                 }
             },
@@ -364,35 +536,28 @@ impl App {
             arbiter: arbiter_token.clone(),
             accounts: create.accounts.clone(),
         };
+        let created_ms = wall_clock_ms();
         if let Some(store) = &self.store {
             let mut spec = room::spec_of(&config, &tokens);
             spec.house_bot = create.house_bot;
             store
-                .create_match(&match_id, &spec, wall_clock_ms())
+                .create_match(&match_id, &spec, created_ms)
                 .await
                 .map_err(|e| CreateError::Store(e.to_string()))?;
         }
-        let (game, variant) = (config.game.as_str(), config.variant);
-        let house_bot = create.house_bot;
-        let handle = room::spawn(
-            match_id.clone(),
-            config.clone(),
-            tokens.clone(),
-            self.store.clone(),
-            Some(self.finished.clone()),
-        );
-        self.rooms.insert(match_id.clone(), handle.clone());
-        self.seat_accounts(&match_id, game, variant, &tokens);
-        if let Some(bot) = house_bot {
-            house_bot::spawn(
-                handle,
-                bot.seat,
-                tokens.seats.get(bot.seat).clone(),
-                config.game,
-                config.variant,
-                bot.level,
-            );
-        }
+        let (game, variant) = (config.game, config.variant);
+        let start = Start {
+            id: match_id.clone(),
+            round: hakem_round::Round::new(config),
+            tokens: tokens.clone(),
+            frames: Vec::new(),
+            created_ms,
+            store: self.store.clone(),
+            finished: Some(self.finished.clone()),
+            settings: self.room_settings,
+        };
+        self.start_room(start, create.house_bot);
+        self.seat_accounts(&match_id, game.as_str(), variant, &tokens);
         tracing::info!(%match_id, game = %create.game, "match created");
         Ok(Created {
             match_id,
@@ -400,6 +565,12 @@ impl App {
             arbiter_token,
         })
     }
+}
+
+/// Where a match was found.
+pub(crate) enum Found {
+    Live(RoomHandle),
+    Archived(Arc<Archived>),
 }
 
 /// Milliseconds since the Unix epoch, for clients to line their clocks up with the server's.

@@ -38,6 +38,32 @@ struct Args {
     /// The kernel send buffer of each client socket, in bytes (the system default if unset).
     #[arg(long)]
     socket_send_buffer: Option<usize>,
+    /// Seconds a room whose round is over stays in memory before it retires (its match is
+    /// then read from the database).
+    #[arg(
+        long,
+        env = "HAKEM_RETIRE_AFTER",
+        value_name = "SECONDS",
+        default_value_t = 60
+    )]
+    retire_after: u64,
+    /// Hours after which a match still waiting for its first set, with nobody at it, expires.
+    #[arg(
+        long,
+        env = "HAKEM_EXPIRE_AFTER",
+        value_name = "HOURS",
+        default_value_t = 24.0
+    )]
+    expire_after: f64,
+    /// Events of each live match kept in memory for clients that come back (older ones are
+    /// read from the database).
+    #[arg(
+        long,
+        env = "HAKEM_ROOM_HISTORY",
+        value_name = "EVENTS",
+        default_value_t = 256
+    )]
+    room_history: usize,
 }
 
 #[tokio::main]
@@ -53,7 +79,7 @@ async fn main() -> std::process::ExitCode {
         logs.init();
     }
 
-    let metrics = match metrics_exporter_prometheus::PrometheusBuilder::new().install_recorder() {
+    let metrics = match hakem_server::http::metrics_recorder() {
         Ok(handle) => Some(handle),
         Err(e) => {
             tracing::warn!(error = %e, "metrics disabled");
@@ -73,7 +99,7 @@ async fn main() -> std::process::ExitCode {
     let admin_token = match args.admin_token {
         Some(token) if !token.is_empty() => token,
         _ => {
-            let fresh = hakem_server::tokens::new_token();
+            let fresh = hakem_server::new_token();
             match store.setting_or_insert("admin_token", &fresh).await {
                 Ok(token) => {
                     if token == fresh {
@@ -103,7 +129,17 @@ async fn main() -> std::process::ExitCode {
         socket_send_buffer: args.socket_send_buffer,
         ..hakem_server::Limits::default()
     };
-    let app = hakem_server::App::new(admin_token, Some(store), limits);
+    let expire_hours = if args.expire_after.is_finite() {
+        args.expire_after.clamp(0.0, 24.0 * 365.0)
+    } else {
+        24.0
+    };
+    let rooms = hakem_server::RoomSettings {
+        retire_after: std::time::Duration::from_secs(args.retire_after),
+        expire_after: std::time::Duration::from_secs_f64(expire_hours * 3600.0),
+        history: args.room_history.clamp(1, 1 << 20),
+    };
+    let app = hakem_server::App::new(admin_token, Some(store), limits, rooms);
     if let Err(e) = app.load_accounts().await {
         eprintln!("hakem-server: cannot load accounts: {e}");
         return std::process::ExitCode::FAILURE;

@@ -8,44 +8,38 @@ use std::time::Duration;
 use axum::extract::ws::{Message, Utf8Bytes, WebSocket};
 use futures_util::{SinkExt, StreamExt};
 use hakem_protocol::{
-    parse_client_frame, AccountKind, ClientMessage, CreateMatch, ErrorCode, ErrorReply, Identity,
-    IdentityKind, ServerMessage, TournamentView, MAX_FRAME_BYTES, PROTOCOL_VERSION,
+    parse_client_frame, AccountKind, ClientMessage, CreateMatch, ErrorCode, ErrorReply, Feature,
+    Identity, IdentityKind, ServerMessage, TournamentView, MAX_FRAME_BYTES, PROTOCOL_VERSION,
 };
 use serde_json::Value;
 use tokio::sync::{mpsc, Notify};
 
-use crate::room::{Action, ConnId, Credential, Join, Outbox, RoomCommand, RoomHandle};
-use hakem_round::Command;
+use crate::outbox::{ConnId, Outbox, Outgoing};
+use crate::room::{role_of, Action, Credential, Join, RoomHandle};
+use crate::store::Store;
 use crate::tokens::same_token;
 use crate::tournament::{self, Caller, Failure};
-use crate::App;
+use crate::{App, Found};
+use hakem_round::Command;
+
+/// Stored events read per page when a connection catches up from the store.
+const REPLAY_PAGE: u32 = 256;
+/// Queued frames written to the socket at once before it is flushed.
+const WRITE_BURST: usize = 64;
 
 pub async fn serve(socket: WebSocket, app: Arc<App>) {
     let limits = app.limits.clone();
     let conn = app.next_conn_id();
-    let (tx, mut rx) = mpsc::channel::<Utf8Bytes>(limits.outbox_frames);
+    let (tx, rx) = mpsc::channel::<Outgoing>(limits.outbox_frames);
     let kill = Arc::new(Notify::new());
     let outbox = Outbox::new(tx, kill.clone());
-    let (mut sink, mut stream) = socket.split();
-    let ping_every = limits.ping_interval;
-    let writer = tokio::spawn(async move {
-        let mut ping =
-            tokio::time::interval_at(tokio::time::Instant::now() + ping_every, ping_every);
-        loop {
-            let message = tokio::select! {
-                frame = rx.recv() => match frame {
-                    Some(frame) => Message::Text(frame),
-                    None => break,
-                },
-                // Idle sockets are pinged so that dead peers are noticed.
-                _ = ping.tick() => Message::Ping(Default::default()),
-            };
-            if sink.send(message).await.is_err() {
-                break;
-            }
-        }
-        let _ = sink.close().await;
-    });
+    let (sink, mut stream) = socket.split();
+    let writer = tokio::spawn(write_loop(
+        sink,
+        rx,
+        limits.ping_interval,
+        app.store().cloned(),
+    ));
 
     let mut session = Session {
         conn,
@@ -55,6 +49,8 @@ pub async fn serve(socket: WebSocket, app: Arc<App>) {
         token: None,
         account: None,
         joined: HashMap::new(),
+        batch: false,
+        boards: false,
         bucket: TokenBucket::new(limits.rate_per_sec, limits.rate_burst),
         refused_in_a_row: 0,
     };
@@ -114,6 +110,112 @@ pub async fn serve(socket: WebSocket, app: Arc<App>) {
     .await;
 }
 
+/// Writes what is queued for the connection: frames as they come (several at once when they
+/// queue up), and stored events read page by page as the socket takes them. Idle sockets are
+/// pinged so that dead peers are noticed.
+async fn write_loop(
+    mut sink: futures_util::stream::SplitSink<WebSocket, Message>,
+    mut rx: mpsc::Receiver<Outgoing>,
+    ping_every: Duration,
+    store: Option<Store>,
+) {
+    let mut ping = tokio::time::interval_at(tokio::time::Instant::now() + ping_every, ping_every);
+    'outer: loop {
+        let item = tokio::select! {
+            item = rx.recv() => match item {
+                Some(item) => item,
+                None => break,
+            },
+            _ = ping.tick() => {
+                if sink.send(Message::Ping(Default::default())).await.is_err() {
+                    break;
+                }
+                continue;
+            }
+        };
+        let mut next = Some(item);
+        let mut burst = 0;
+        while let Some(item) = next.take() {
+            match item {
+                Outgoing::Frame(frame) => {
+                    if sink.feed(Message::Text(frame)).await.is_err() {
+                        break 'outer;
+                    }
+                    burst += 1;
+                }
+                Outgoing::Replay {
+                    match_id,
+                    from,
+                    to,
+                    boards,
+                } => {
+                    if !replay(&mut sink, store.as_ref(), &match_id, from, to, boards).await {
+                        break 'outer;
+                    }
+                }
+            }
+            if burst < WRITE_BURST {
+                next = rx.try_recv().ok();
+            }
+        }
+        if sink.flush().await.is_err() {
+            break;
+        }
+    }
+    let _ = sink.close().await;
+}
+
+/// Sends the stored events `from..=to` of a match, a page at a time; false when the socket
+/// failed. A store that fails ends the connection: the client reconnects and asks again,
+/// rather than miss events.
+async fn replay(
+    sink: &mut futures_util::stream::SplitSink<WebSocket, Message>,
+    store: Option<&Store>,
+    match_id: &str,
+    mut from: u64,
+    to: u64,
+    boards: bool,
+) -> bool {
+    let Some(store) = store else {
+        return true;
+    };
+    while from <= to {
+        let page = match store.frames(match_id, from, to, REPLAY_PAGE).await {
+            Ok(page) => page,
+            Err(e) => {
+                tracing::error!(%match_id, error = %e, "stored events not read for a replay");
+                return false;
+            }
+        };
+        if page.is_empty() {
+            break;
+        }
+        from += page.len() as u64;
+        for frame in page {
+            let frame = if boards {
+                frame.into()
+            } else {
+                crate::outbox::without_board(&frame)
+            };
+            if sink.feed(Message::Text(frame)).await.is_err() {
+                return false;
+            }
+        }
+        if sink.flush().await.is_err() {
+            return false;
+        }
+    }
+    true
+}
+
+/// A match the connection is in: its room, or `None` for a match read from the store; and
+/// how it entered, to enter again if the room has to be started anew.
+struct Joined {
+    room: Option<RoomHandle>,
+    credential: Credential,
+    legal_moves: bool,
+}
+
 fn kind_label(kind: IdentityKind) -> &'static str {
     match kind {
         IdentityKind::Guest => "guest",
@@ -165,7 +267,10 @@ struct Session {
     token: Option<String>,
     /// The account this connection speaks for, if its `hello` token was an account's.
     account: Option<String>,
-    joined: HashMap<String, RoomHandle>,
+    joined: HashMap<String, Joined>,
+    /// Extensions granted at `hello`.
+    batch: bool,
+    boards: bool,
     bucket: TokenBucket,
     /// Messages refused for flooding since the last one accepted.
     refused_in_a_row: u32,
@@ -225,8 +330,11 @@ impl Session {
         let re = frame.id;
         match frame.message {
             ClientMessage::Hello {
-                protocol, token, ..
-            } => self.hello(re, protocol, token),
+                protocol,
+                token,
+                features,
+                ..
+            } => self.hello(re, protocol, token, &features),
             _ if self.identity.is_none() => {
                 self.error(re, ErrorCode::BadRequest, "the first message must be hello")
             }
@@ -234,10 +342,22 @@ impl Session {
                 re,
                 server_time_ms: crate::wall_clock_ms(),
             }),
-            ClientMessage::ListMatches => self.send(&ServerMessage::Matches {
-                re,
-                matches: self.app.summaries(),
-            }),
+            ClientMessage::ListMatches {
+                status,
+                limit,
+                before,
+            } => match self
+                .app
+                .list(status.unwrap_or_default(), limit, before.as_deref())
+                .await
+            {
+                Ok(page) => self.send(&ServerMessage::Matches {
+                    re,
+                    matches: page.matches,
+                    next: page.next,
+                }),
+                Err(message) => self.error(re, ErrorCode::BadRequest, message),
+            },
             ClientMessage::CreateMatch(create) => self.create(re, create).await,
             ClientMessage::CreateAccount { name, kind } => {
                 if !self.is_organizer() {
@@ -364,6 +484,7 @@ impl Session {
                 arbiter_token,
                 since_seq,
                 legal_moves,
+                history,
             } => {
                 let credential = match (seat_token, arbiter_token, self.token.clone()) {
                     (Some(token), _, _) => Credential::Seat(token),
@@ -378,19 +499,32 @@ impl Session {
                         return;
                     }
                 };
-                self.enter(re, match_id, credential, since_seq, legal_moves)
-                    .await
+                let entry = Entry {
+                    credential,
+                    since_seq,
+                    history,
+                    legal_moves,
+                };
+                self.enter(re, match_id, entry).await
             }
             ClientMessage::Watch {
                 match_id,
                 since_seq,
+                history,
             } => {
-                self.enter(re, match_id, Credential::Spectator, since_seq, false)
-                    .await
+                let entry = Entry {
+                    credential: Credential::Spectator,
+                    since_seq,
+                    history,
+                    legal_moves: false,
+                };
+                self.enter(re, match_id, entry).await
             }
             ClientMessage::Leave { match_id } => match self.joined.remove(&match_id) {
-                Some(room) => {
-                    let _ = room.tx.send(RoomCommand::Leave { conn: self.conn }).await;
+                Some(joined) => {
+                    if let Some(room) = joined.room {
+                        let _ = room.leave(self.conn).await;
+                    }
                     self.send(&ServerMessage::Ack {
                         re,
                         match_id: Some(match_id),
@@ -408,24 +542,18 @@ impl Session {
                     self.error(re, ErrorCode::BadRequest, "unexpected message");
                     return;
                 };
-                let Some(room) = self.room(&match_id, re.clone()).await else {
-                    return;
-                };
-                let command = RoomCommand::Act {
-                    conn: self.conn,
-                    action,
-                    outbox: self.outbox.clone(),
-                    re: re.clone(),
-                    received,
-                };
-                if room.tx.send(command).await.is_err() {
-                    self.error(re, ErrorCode::Internal, "the match room has stopped");
-                }
+                self.act(re, match_id, action, received).await;
             }
         }
     }
 
-    fn hello(&mut self, re: Option<Value>, protocol: u32, token: Option<String>) {
+    fn hello(
+        &mut self,
+        re: Option<Value>,
+        protocol: u32,
+        token: Option<String>,
+        features: &[String],
+    ) {
         if protocol != PROTOCOL_VERSION {
             self.error(
                 re,
@@ -447,21 +575,25 @@ impl Session {
             }
             (Some(_), Some((name, AccountKind::Bot))) => (IdentityKind::Bot, name.clone()),
             (Some(_), Some((name, AccountKind::Player))) => (IdentityKind::Player, name.clone()),
-            // Other tokens are seat or arbiter tokens, checked by the room on `join`.
-            (Some(_), None) => (IdentityKind::Player, String::new()),
+            // Other tokens are seat or arbiter tokens, checked by the room on `join`: until
+            // then the connection is a guest.
+            (Some(_), None) => (IdentityKind::Guest, String::new()),
         };
+        let granted: Vec<Feature> = features.iter().filter_map(|f| Feature::parse(f)).collect();
+        self.batch = granted.contains(&Feature::Batch);
+        self.boards = granted.contains(&Feature::Boards);
         let identity = Identity { kind, name };
         if self.identity.is_none() {
             metrics::gauge!("hakem_connections", "kind" => kind_label(kind)).increment(1.0);
         }
         self.identity = Some(identity.clone());
-        self.token = token.filter(|_| kind == IdentityKind::Player && account.is_none());
+        self.token = token.filter(|_| kind == IdentityKind::Guest && account.is_none());
         self.send(&ServerMessage::Welcome {
             protocol: PROTOCOL_VERSION,
             session: format!("s{}", self.conn),
             identity,
             server_time_ms: crate::wall_clock_ms(),
-            features: Vec::new(),
+            features: granted.iter().map(|f| f.as_str().to_string()).collect(),
         });
         if let Some((name, _)) = account {
             let app = self.app.clone();
@@ -509,54 +641,207 @@ impl Session {
         }
     }
 
-    async fn room(&self, match_id: &str, re: Option<Value>) -> Option<RoomHandle> {
-        let room = self.app.room(match_id).await;
-        if room.is_none() {
-            self.send(&ServerMessage::Error(ErrorReply {
-                re,
-                code: ErrorCode::UnknownMatch,
-                message: format!("no match {match_id:?}"),
-                match_id: Some(match_id.to_string()),
-                rule: None,
-            }));
-        }
-        room
+    fn unknown_match(&self, re: Option<Value>, match_id: &str) {
+        self.send(&ServerMessage::Error(ErrorReply {
+            re,
+            code: ErrorCode::UnknownMatch,
+            message: format!("no match {match_id:?}"),
+            match_id: Some(match_id.to_string()),
+            rule: None,
+        }));
     }
 
-    async fn enter(
+    /// Joins or watches a match: its room answers; a match only in the store is answered from
+    /// there (nothing will happen in it, so no room is started to look at it).
+    async fn enter(&mut self, re: Option<Value>, match_id: String, entry: Entry) {
+        // A room may retire between being found and being asked: then the store has it.
+        for _ in 0..2 {
+            let Some(found) = self.app.find(&match_id).await else {
+                self.unknown_match(re, &match_id);
+                return;
+            };
+            match found {
+                Found::Live(room) => {
+                    let join = Join {
+                        conn: self.conn,
+                        credential: entry.credential.clone(),
+                        since_seq: entry.since_seq,
+                        history: entry.history,
+                        legal_moves: entry.legal_moves,
+                        batch: self.batch,
+                        boards: self.boards,
+                        outbox: self.outbox.clone(),
+                        re: re.clone(),
+                    };
+                    if room.join(join).await.is_ok() {
+                        self.joined.insert(
+                            match_id,
+                            Joined {
+                                room: Some(room),
+                                credential: entry.credential,
+                                legal_moves: entry.legal_moves,
+                            },
+                        );
+                        return;
+                    }
+                }
+                Found::Archived(archived) => {
+                    let Some(role) = role_of(&entry.credential, &archived.tokens) else {
+                        let message = match entry.credential {
+                            Credential::Arbiter(_) => "wrong arbiter token",
+                            _ => "wrong seat token",
+                        };
+                        self.send(&ServerMessage::Error(ErrorReply {
+                            re,
+                            code: ErrorCode::Unauthorized,
+                            message: message.into(),
+                            match_id: Some(match_id),
+                            rule: None,
+                        }));
+                        return;
+                    };
+                    let mut state = archived.state.clone();
+                    state.you = Some(role.as_str().to_string());
+                    if entry.legal_moves {
+                        state.position.legal_moves = Some(Vec::new());
+                    }
+                    let seq = state.seq;
+                    let id: Arc<str> = Arc::from(match_id.as_str());
+                    match entry.since_seq {
+                        Some(since) if since <= seq => {
+                            self.outbox.replay(id, since + 1, seq, self.boards);
+                        }
+                        None if entry.history => {
+                            let config = crate::room::config_of(&archived.spec);
+                            if let Ok(config) = config {
+                                let mut first = hakem_round::Round::new(config).state(
+                                    &match_id,
+                                    0,
+                                    0,
+                                    crate::wall_clock_ms(),
+                                );
+                                first.you = state.you.clone();
+                                self.send(&ServerMessage::State(Box::new(first)));
+                            }
+                            self.outbox.replay(id, 1, seq, self.boards);
+                        }
+                        _ => self.send(&ServerMessage::State(Box::new(state))),
+                    }
+                    if re.is_some() {
+                        self.send(&ServerMessage::Ack {
+                            re,
+                            match_id: Some(match_id.clone()),
+                            seq: Some(seq),
+                        });
+                    }
+                    self.joined.insert(
+                        match_id,
+                        Joined {
+                            room: None,
+                            credential: entry.credential,
+                            legal_moves: entry.legal_moves,
+                        },
+                    );
+                    return;
+                }
+            }
+        }
+        self.error(re, ErrorCode::Internal, "the match room has stopped");
+    }
+
+    /// A player's or arbiter's action. A match whose room has retired gets its room back (an
+    /// action may change it: a claim against the last move), and the connection is put back
+    /// in it as it was.
+    async fn act(
         &mut self,
         re: Option<Value>,
         match_id: String,
-        credential: Credential,
-        since_seq: Option<u64>,
-        legal_moves: bool,
+        action: Action,
+        received: tokio::time::Instant,
     ) {
-        let Some(room) = self.room(&match_id, re.clone()).await else {
-            return;
-        };
-        let command = RoomCommand::Join(Join {
-            conn: self.conn,
-            credential,
-            since_seq,
-            legal_moves,
-            outbox: self.outbox.clone(),
-            re: re.clone(),
-        });
-        if room.tx.send(command).await.is_err() {
-            self.error(re, ErrorCode::Internal, "the match room has stopped");
-            return;
+        for _ in 0..2 {
+            let room = match self.joined.get(&match_id) {
+                Some(Joined {
+                    room: Some(room), ..
+                }) => room.clone(),
+                Some(joined) => {
+                    let credential = joined.credential.clone();
+                    let legal_moves = joined.legal_moves;
+                    let Some(room) = self.app.revive(&match_id).await else {
+                        self.unknown_match(re, &match_id);
+                        return;
+                    };
+                    let join = Join {
+                        conn: self.conn,
+                        credential,
+                        // Nothing to send: the connection has seen everything.
+                        since_seq: Some(room.state().seq),
+                        history: false,
+                        legal_moves,
+                        batch: self.batch,
+                        boards: self.boards,
+                        outbox: self.outbox.clone(),
+                        re: None,
+                    };
+                    if room.join(join).await.is_err() {
+                        continue;
+                    }
+                    if let Some(joined) = self.joined.get_mut(&match_id) {
+                        joined.room = Some(room.clone());
+                    }
+                    room
+                }
+                // Not in the match: its room (if it runs) says so.
+                None => match self.app.live(&match_id) {
+                    Some(room) => room,
+                    None if self.app.match_exists(&match_id).await => {
+                        self.error(re, ErrorCode::Forbidden, "join or watch the match first");
+                        return;
+                    }
+                    None => {
+                        self.unknown_match(re, &match_id);
+                        return;
+                    }
+                },
+            };
+            let sent = room
+                .act(
+                    self.conn,
+                    action.clone(),
+                    self.outbox.clone(),
+                    re.clone(),
+                    received,
+                )
+                .await;
+            if sent.is_ok() {
+                return;
+            }
+            // The room retired meanwhile: enter it again through the store.
+            if let Some(joined) = self.joined.get_mut(&match_id) {
+                joined.room = None;
+            }
         }
-        self.joined.insert(match_id, room);
+        self.error(re, ErrorCode::Internal, "the match room has stopped");
     }
 
     async fn leave_all(&mut self) {
         if let Some(name) = self.account.take() {
             self.app.accounts.detach(&name, self.conn);
         }
-        for (_, room) in self.joined.drain() {
-            let _ = room.tx.send(RoomCommand::Gone { conn: self.conn }).await;
+        for (_, joined) in self.joined.drain() {
+            if let Some(room) = joined.room {
+                let _ = room.leave(self.conn).await;
+            }
         }
     }
+}
+
+/// How a connection asks to enter a match.
+struct Entry {
+    credential: Credential,
+    since_seq: Option<u64>,
+    history: bool,
+    legal_moves: bool,
 }
 
 /// The room action of a player or arbiter message.

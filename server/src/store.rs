@@ -1,19 +1,23 @@
 //! Durable storage of matches and their events, in SQLite (the default, an embedded file) or
 //! PostgreSQL, with the same schema and migrations.
 //!
-//! Rooms append events through one writer task that commits everything waiting in a single
-//! transaction (group commit): a room waits for its commit before anyone is told, but many
-//! rooms share one round trip to the disk.
+//! Rooms append events, and new matches are created, through one writer task that commits
+//! everything waiting in a single transaction (group commit): each waits for its commit before
+//! anyone is told, but many share one trip to the disk. A batch is written with one statement
+//! per table (a multi-row INSERT on SQLite, UNNEST of arrays on PostgreSQL), on a connection of
+//! the writer's own, so that each statement is prepared once. A batch that fails is written
+//! again one piece at a time, so that one room's bad append fails only that room.
 
 use std::str::FromStr;
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
+use sqlx::pool::PoolConnection;
 use sqlx::postgres::{PgPool, PgPoolOptions};
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
-use sqlx::Row;
+use sqlx::{Postgres, Row, Sqlite};
 use tokio::sync::{mpsc, oneshot};
 
 use hakem_protocol::{ClockConfig, HouseBot, PerSeat};
@@ -23,14 +27,18 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (1, include_str!("../migrations/0001_matches_events.sql")),
     (2, include_str!("../migrations/0002_accounts.sql")),
     (3, include_str!("../migrations/0003_tournaments.sql")),
+    (4, include_str!("../migrations/0004_finished_matches.sql")),
 ];
 
-/// Appends waiting for the writer; a full queue makes rooms wait (never drops an event).
-const WRITER_QUEUE: usize = 4096;
-/// The most appends committed in one transaction.
-const MAX_BATCH: usize = 512;
+/// Writes waiting for the writer; a full queue makes rooms wait (never drops an event).
+const WRITER_QUEUE: usize = 8192;
+/// The most writes committed in one transaction.
+const MAX_BATCH: usize = 1024;
+/// SQLite inserts rows in statements of 1, 2, 4, ... up to this many rows: a handful of
+/// statement shapes, each prepared once, for any batch size.
+const SQLITE_MAX_ROWS: usize = 128;
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct StoreError(pub String);
 
 impl std::fmt::Display for StoreError {
@@ -83,21 +91,51 @@ pub struct StoredAccount {
 pub struct StoredMatch {
     pub id: String,
     pub spec: MatchSpec,
+    pub created_ms: u64,
+    pub finished: bool,
     pub frames: Vec<String>,
 }
 
 /// One event to append.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct NewEvent {
     pub seq: u64,
     pub at_ms: u64,
     pub frame: String,
 }
 
-struct Append {
-    match_id: String,
-    events: Vec<NewEvent>,
-    finished: bool,
+/// The end of a match, written with its last events.
+#[derive(Debug, Clone)]
+pub struct Finish {
+    pub at_ms: u64,
+    /// Its line of the match list, as JSON.
+    pub summary: String,
+}
+
+/// A finished match as the paged list reads it.
+#[derive(Debug, Clone)]
+pub struct FinishedLine {
+    pub id: String,
+    pub finished_ms: u64,
+    pub summary: Option<String>,
+}
+
+/// One write, and where its outcome goes.
+enum Write {
+    Create {
+        id: String,
+        created_ms: u64,
+        spec: String,
+    },
+    Append {
+        match_id: String,
+        events: Vec<NewEvent>,
+        finished: Option<Finish>,
+    },
+}
+
+struct Job {
+    write: Write,
     done: oneshot::Sender<Result<(), String>>,
 }
 
@@ -111,7 +149,7 @@ enum Db {
 #[derive(Clone)]
 pub struct Store {
     db: Db,
-    writer: mpsc::Sender<Append>,
+    writer: mpsc::Sender<Job>,
 }
 
 /// Runs the same statement on either database. SQL is written with `$1` placeholders, which
@@ -130,6 +168,28 @@ fn sql_for(db: &Db, sql: &str) -> String {
         Db::Sqlite(_) => sql.replace('$', "?"),
         Db::Postgres(_) => sql.to_string(),
     }
+}
+
+fn count(n: usize) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+fn ms(value: i64) -> u64 {
+    u64::try_from(value).unwrap_or(0)
+}
+
+fn finished_line<R: Row>(row: &R) -> Result<FinishedLine, sqlx::Error>
+where
+    usize: sqlx::ColumnIndex<R>,
+    for<'r> String: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    for<'r> Option<i64>: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    for<'r> Option<String>: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+{
+    Ok(FinishedLine {
+        id: row.try_get(0)?,
+        finished_ms: ms(row.try_get::<Option<i64>, _>(1)?.unwrap_or(0)),
+        summary: row.try_get(2)?,
+    })
 }
 
 impl Store {
@@ -163,11 +223,33 @@ impl Store {
         };
         migrate(&db).await?;
         let (writer, queue) = mpsc::channel(WRITER_QUEUE);
-        tokio::spawn(write_loop(db.clone(), queue));
+        match &db {
+            Db::Sqlite(pool) => {
+                let conn = pool.acquire().await?;
+                tokio::spawn(write_loop(Writer::Sqlite(pool.clone(), Some(conn)), queue));
+            }
+            Db::Postgres(pool) => {
+                let conn = pool.acquire().await?;
+                tokio::spawn(write_loop(
+                    Writer::Postgres(pool.clone(), Some(conn)),
+                    queue,
+                ));
+            }
+        }
         Ok(Store { db, writer })
     }
 
-    /// Records a new match.
+    async fn write(&self, write: Write) -> Result<(), StoreError> {
+        let (done, committed) = oneshot::channel();
+        let stopped = || StoreError("the writer has stopped".into());
+        self.writer
+            .send(Job { write, done })
+            .await
+            .map_err(|_| stopped())?;
+        committed.await.map_err(|_| stopped())?.map_err(StoreError)
+    }
+
+    /// Records a new match; it shares the next group commit with the rooms' events.
     pub async fn create_match(
         &self,
         id: &str,
@@ -175,111 +257,121 @@ impl Store {
         created_ms: u64,
     ) -> Result<(), StoreError> {
         let spec = serde_json::to_string(spec).map_err(|e| StoreError(e.to_string()))?;
-        let sql = sql_for(
-            &self.db,
-            "INSERT INTO matches (id, created_ms, spec, finished) VALUES ($1, $2, $3, 0)",
-        );
-        on_db!(&self.db, pool => {
-            sqlx::query(&sql)
-                .bind(id)
-                .bind(created_ms as i64)
-                .bind(&spec)
-                .execute(pool)
-                .await?;
-        });
-        Ok(())
+        self.write(Write::Create {
+            id: id.to_string(),
+            created_ms,
+            spec,
+        })
+        .await
     }
 
     /// Appends events of one match and waits until they are committed. `finished` marks the
-    /// match as over (it is then no longer restored as a live match).
+    /// match as over (it is then no longer restored as a live match, and is listed from here).
     pub async fn append(
         &self,
         match_id: &str,
         events: Vec<NewEvent>,
-        finished: bool,
+        finished: Option<Finish>,
     ) -> Result<(), StoreError> {
-        let (done, committed) = oneshot::channel();
-        let append = Append {
+        self.write(Write::Append {
             match_id: match_id.to_string(),
             events,
             finished,
-            done,
-        };
-        self.writer
-            .send(append)
-            .await
-            .map_err(|_| StoreError("the writer has stopped".into()))?;
-        committed
-            .await
-            .map_err(|_| StoreError("the writer has stopped".into()))?
-            .map_err(StoreError)
+        })
+        .await
     }
 
-    /// Every match that is not finished, with its events.
+    /// Every match that is not finished, with its events, oldest first.
     pub async fn live_matches(&self) -> Result<Vec<StoredMatch>, StoreError> {
-        let sql = sql_for(
+        let specs = sql_for(
             &self.db,
-            "SELECT id FROM matches WHERE finished = 0 ORDER BY created_ms",
+            "SELECT id, spec, created_ms FROM matches WHERE finished = 0 ORDER BY created_ms, id",
         );
-        let ids: Vec<String> = on_db!(&self.db, pool => {
-            sqlx::query(&sql)
-                .fetch_all(pool)
-                .await?
+        let events = sql_for(
+            &self.db,
+            "SELECT e.match_id, e.frame FROM events e JOIN matches m ON m.id = e.match_id \
+             WHERE m.finished = 0 ORDER BY e.match_id, e.seq",
+        );
+        type Spec = (String, String, i64);
+        let (specs, events): (Vec<Spec>, Vec<(String, String)>) = on_db!(&self.db, pool => {
+            let specs = sqlx::query(&specs).fetch_all(pool).await?;
+            let specs = specs
                 .iter()
-                .map(|row| row.try_get::<String, _>(0))
-                .collect::<Result<_, _>>()?
+                .map(|r| Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?)))
+                .collect::<Result<Vec<_>, sqlx::Error>>()?;
+            let events = sqlx::query(&events).fetch_all(pool).await?;
+            let events = events
+                .iter()
+                .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
+                .collect::<Result<Vec<_>, sqlx::Error>>()?;
+            (specs, events)
         });
-        let mut out = Vec::with_capacity(ids.len());
-        for id in ids {
-            if let Some(stored) = self.load(&id).await? {
-                out.push(stored);
-            }
+        let mut frames: std::collections::HashMap<String, Vec<String>> = Default::default();
+        for (id, frame) in events {
+            frames.entry(id).or_default().push(frame);
         }
-        Ok(out)
+        specs
+            .into_iter()
+            .map(|(id, spec, created_ms)| {
+                let spec = serde_json::from_str(&spec)
+                    .map_err(|e| StoreError(format!("match {id}: bad spec: {e}")))?;
+                Ok(StoredMatch {
+                    frames: frames.remove(&id).unwrap_or_default(),
+                    id,
+                    spec,
+                    created_ms: ms(created_ms),
+                    finished: false,
+                })
+            })
+            .collect()
     }
 
     /// One match with its events, finished or not.
     pub async fn load(&self, id: &str) -> Result<Option<StoredMatch>, StoreError> {
-        let sql = sql_for(&self.db, "SELECT spec FROM matches WHERE id = $1");
-        let spec: Option<String> = on_db!(&self.db, pool => {
+        let sql = sql_for(
+            &self.db,
+            "SELECT spec, created_ms, finished FROM matches WHERE id = $1",
+        );
+        let row: Option<(String, i64, i64)> = on_db!(&self.db, pool => {
             match sqlx::query(&sql).bind(id).fetch_optional(pool).await? {
-                Some(row) => Some(row.try_get::<String, _>(0)?),
+                Some(row) => Some((row.try_get(0)?, row.try_get(1)?, row.try_get(2)?)),
                 None => None,
             }
         });
-        let Some(spec) = spec else {
+        let Some((spec, created_ms, finished)) = row else {
             return Ok(None);
         };
         let spec: MatchSpec = serde_json::from_str(&spec)
             .map_err(|e| StoreError(format!("match {id}: bad spec: {e}")))?;
-        let sql = sql_for(
-            &self.db,
-            "SELECT frame FROM events WHERE match_id = $1 ORDER BY seq",
-        );
-        let frames: Vec<String> = on_db!(&self.db, pool => {
-            sqlx::query(&sql)
-                .bind(id)
-                .fetch_all(pool)
-                .await?
-                .iter()
-                .map(|row| row.try_get::<String, _>(0))
-                .collect::<Result<_, _>>()?
-        });
+        let frames = self.frames(id, 1, u64::MAX, u32::MAX).await?;
         Ok(Some(StoredMatch {
             id: id.to_string(),
             spec,
+            created_ms: ms(created_ms),
+            finished: finished != 0,
             frames,
         }))
     }
 
-    /// The ids of every stored match, newest first, at most `limit`.
-    pub async fn match_ids(&self, limit: u32) -> Result<Vec<String>, StoreError> {
+    /// The event frames of a match numbered `from` to `to`, at most `limit` of them, in order.
+    pub async fn frames(
+        &self,
+        id: &str,
+        from: u64,
+        to: u64,
+        limit: u32,
+    ) -> Result<Vec<String>, StoreError> {
         let sql = sql_for(
             &self.db,
-            "SELECT id FROM matches ORDER BY created_ms DESC LIMIT $1",
+            "SELECT frame FROM events WHERE match_id = $1 AND seq >= $2 AND seq <= $3 \
+             ORDER BY seq LIMIT $4",
         );
+        let bound = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
         Ok(on_db!(&self.db, pool => {
             sqlx::query(&sql)
+                .bind(id)
+                .bind(bound(from))
+                .bind(bound(to))
                 .bind(i64::from(limit))
                 .fetch_all(pool)
                 .await?
@@ -287,6 +379,51 @@ impl Store {
                 .map(|row| row.try_get::<String, _>(0))
                 .collect::<Result<_, _>>()?
         }))
+    }
+
+    /// Finished matches, the most recently finished first, from just after `before` (the
+    /// finish time and id of the last line of the previous page), at most `limit`.
+    pub async fn finished(
+        &self,
+        before: Option<(u64, String)>,
+        limit: u32,
+    ) -> Result<Vec<FinishedLine>, StoreError> {
+        let head = "SELECT id, finished_ms, summary FROM matches WHERE finished = 1";
+        let order = "ORDER BY finished_ms DESC, id DESC";
+        let rows = match before {
+            None => {
+                let sql = sql_for(&self.db, &format!("{head} {order} LIMIT $1"));
+                on_db!(&self.db, pool => {
+                    sqlx::query(&sql).bind(i64::from(limit)).fetch_all(pool).await?
+                        .iter()
+                        .map(finished_line)
+                        .collect::<Result<Vec<_>, sqlx::Error>>()?
+                })
+            }
+            Some((ms_before, id_before)) => {
+                // Strictly after the cursor in the list's order.
+                let sql = sql_for(
+                    &self.db,
+                    &format!(
+                        "{head} AND (finished_ms < $1 OR (finished_ms = $1 AND id < $2)) \
+                         {order} LIMIT $3"
+                    ),
+                );
+                let ms_before = i64::try_from(ms_before).unwrap_or(i64::MAX);
+                on_db!(&self.db, pool => {
+                    sqlx::query(&sql)
+                        .bind(ms_before)
+                        .bind(&id_before)
+                        .bind(i64::from(limit))
+                        .fetch_all(pool)
+                        .await?
+                        .iter()
+                        .map(finished_line)
+                        .collect::<Result<Vec<_>, sqlx::Error>>()?
+                })
+            }
+        };
+        Ok(rows)
     }
 
     /// Records a new account; an error if the name is taken.
@@ -425,49 +562,431 @@ async fn migrate(db: &Db) -> Result<(), StoreError> {
     Ok(())
 }
 
-/// Takes appends off the queue and commits each batch in one transaction.
-async fn write_loop(db: Db, mut queue: mpsc::Receiver<Append>) {
-    let insert = sql_for(
-        &db,
-        "INSERT INTO events (match_id, seq, at_ms, frame) VALUES ($1, $2, $3, $4)",
-    );
-    let finish = sql_for(&db, "UPDATE matches SET finished = 1 WHERE id = $1");
-    while let Some(first) = queue.recv().await {
-        let mut batch = vec![first];
-        while batch.len() < MAX_BATCH {
-            match queue.try_recv() {
-                Ok(append) => batch.push(append),
-                Err(_) => break,
+/// The writer's own connection: its statements stay prepared on it.
+enum Writer {
+    Sqlite(SqlitePool, Option<PoolConnection<Sqlite>>),
+    Postgres(PgPool, Option<PoolConnection<Postgres>>),
+}
+
+/// The rows of a batch, gathered per table.
+#[derive(Default)]
+struct Rows<'a> {
+    matches: Vec<(&'a str, i64, &'a str)>,
+    events: Vec<(&'a str, i64, i64, &'a str)>,
+    finished: Vec<(&'a str, i64, &'a str)>,
+}
+
+impl<'a> Rows<'a> {
+    fn of(writes: impl Iterator<Item = &'a Write>) -> Rows<'a> {
+        let mut rows = Rows::default();
+        for write in writes {
+            match write {
+                Write::Create {
+                    id,
+                    created_ms,
+                    spec,
+                } => rows.matches.push((id, count(*created_ms as usize), spec)),
+                Write::Append {
+                    match_id,
+                    events,
+                    finished,
+                } => {
+                    for e in events {
+                        rows.events.push((
+                            match_id,
+                            i64::try_from(e.seq).unwrap_or(i64::MAX),
+                            i64::try_from(e.at_ms).unwrap_or(i64::MAX),
+                            &e.frame,
+                        ));
+                    }
+                    if let Some(finish) = finished {
+                        rows.finished.push((
+                            match_id,
+                            i64::try_from(finish.at_ms).unwrap_or(i64::MAX),
+                            &finish.summary,
+                        ));
+                    }
+                }
             }
         }
+        rows
+    }
+}
+
+/// `INSERT ... VALUES (?1, ?2), (?3, ?4), ...` for `rows` rows of `columns` values each.
+fn sqlite_values(head: &str, columns: usize, rows: usize) -> String {
+    let mut sql = String::from(head);
+    sql.push_str(" VALUES ");
+    for r in 0..rows {
+        if r > 0 {
+            sql.push(',');
+        }
+        sql.push('(');
+        for c in 0..columns {
+            if c > 0 {
+                sql.push(',');
+            }
+            sql.push_str(&format!("?{}", r * columns + c + 1));
+        }
+        sql.push(')');
+    }
+    sql
+}
+
+/// Splits `n` rows into the statement sizes SQLite is given: powers of two, largest first.
+fn sqlite_chunks(mut n: usize) -> Vec<usize> {
+    let mut out = Vec::new();
+    while n > 0 {
+        let size = SQLITE_MAX_ROWS.min(1 << (usize::BITS - 1 - n.leading_zeros()));
+        out.push(size);
+        n -= size;
+    }
+    out
+}
+
+async fn commit_sqlite(
+    conn: &mut PoolConnection<Sqlite>,
+    rows: &Rows<'_>,
+) -> Result<(), sqlx::Error> {
+    let mut tx = sqlx::Connection::begin(&mut **conn).await?;
+    let mut rest = &rows.matches[..];
+    for size in sqlite_chunks(rest.len()) {
+        let sql = sqlite_values(
+            "INSERT INTO matches (id, created_ms, spec, finished)",
+            4,
+            size,
+        );
+        let mut query = sqlx::query(&sql);
+        for (id, created_ms, spec) in &rest[..size] {
+            query = query.bind(*id).bind(*created_ms).bind(*spec).bind(0i64);
+        }
+        query.execute(&mut *tx).await?;
+        rest = &rest[size..];
+    }
+    let mut rest = &rows.events[..];
+    for size in sqlite_chunks(rest.len()) {
+        let sql = sqlite_values("INSERT INTO events (match_id, seq, at_ms, frame)", 4, size);
+        let mut query = sqlx::query(&sql);
+        for (id, seq, at_ms, frame) in &rest[..size] {
+            query = query.bind(*id).bind(*seq).bind(*at_ms).bind(*frame);
+        }
+        query.execute(&mut *tx).await?;
+        rest = &rest[size..];
+    }
+    for (id, at_ms, summary) in &rows.finished {
+        sqlx::query(
+            "UPDATE matches SET finished = 1, finished_ms = ?1, summary = ?2 WHERE id = ?3",
+        )
+        .bind(*at_ms)
+        .bind(*summary)
+        .bind(*id)
+        .execute(&mut *tx)
+        .await?;
+    }
+    tx.commit().await
+}
+
+async fn commit_postgres(
+    conn: &mut PoolConnection<Postgres>,
+    rows: &Rows<'_>,
+) -> Result<(), sqlx::Error> {
+    let mut tx = sqlx::Connection::begin(&mut **conn).await?;
+    if !rows.matches.is_empty() {
+        let ids: Vec<&str> = rows.matches.iter().map(|r| r.0).collect();
+        let created: Vec<i64> = rows.matches.iter().map(|r| r.1).collect();
+        let specs: Vec<&str> = rows.matches.iter().map(|r| r.2).collect();
+        sqlx::query(
+            "INSERT INTO matches (id, created_ms, spec, finished) \
+             SELECT id, created_ms, spec, 0 FROM UNNEST($1::text[], $2::bigint[], $3::text[]) \
+             AS t(id, created_ms, spec)",
+        )
+        .bind(ids)
+        .bind(created)
+        .bind(specs)
+        .execute(&mut *tx)
+        .await?;
+    }
+    if !rows.events.is_empty() {
+        let ids: Vec<&str> = rows.events.iter().map(|r| r.0).collect();
+        let seqs: Vec<i64> = rows.events.iter().map(|r| r.1).collect();
+        let ats: Vec<i64> = rows.events.iter().map(|r| r.2).collect();
+        let frames: Vec<&str> = rows.events.iter().map(|r| r.3).collect();
+        sqlx::query(
+            "INSERT INTO events (match_id, seq, at_ms, frame) \
+             SELECT * FROM UNNEST($1::text[], $2::bigint[], $3::bigint[], $4::text[])",
+        )
+        .bind(ids)
+        .bind(seqs)
+        .bind(ats)
+        .bind(frames)
+        .execute(&mut *tx)
+        .await?;
+    }
+    if !rows.finished.is_empty() {
+        let ids: Vec<&str> = rows.finished.iter().map(|r| r.0).collect();
+        let ats: Vec<i64> = rows.finished.iter().map(|r| r.1).collect();
+        let summaries: Vec<&str> = rows.finished.iter().map(|r| r.2).collect();
+        sqlx::query(
+            "UPDATE matches SET finished = 1, finished_ms = t.at_ms, summary = t.summary \
+             FROM UNNEST($1::text[], $2::bigint[], $3::text[]) AS t(id, at_ms, summary) \
+             WHERE matches.id = t.id",
+        )
+        .bind(ids)
+        .bind(ats)
+        .bind(summaries)
+        .execute(&mut *tx)
+        .await?;
+    }
+    tx.commit().await
+}
+
+impl Writer {
+    /// Commits `writes` in one transaction on the writer's connection (opened again if the
+    /// last one broke).
+    async fn commit(&mut self, writes: &[&Write]) -> Result<(), String> {
+        let rows = Rows::of(writes.iter().copied());
+        let outcome = match self {
+            Writer::Sqlite(pool, conn) => {
+                if conn.is_none() {
+                    *conn = Some(pool.acquire().await.map_err(|e| e.to_string())?);
+                }
+                let c = conn.as_mut().expect("connection just acquired");
+                let outcome = commit_sqlite(c, &rows).await;
+                if matches!(outcome, Err(sqlx::Error::Io(_))) {
+                    *conn = None;
+                }
+                outcome
+            }
+            Writer::Postgres(pool, conn) => {
+                if conn.is_none() {
+                    *conn = Some(pool.acquire().await.map_err(|e| e.to_string())?);
+                }
+                let c = conn.as_mut().expect("connection just acquired");
+                let outcome = commit_postgres(c, &rows).await;
+                if matches!(outcome, Err(sqlx::Error::Io(_) | sqlx::Error::Protocol(_))) {
+                    *conn = None;
+                }
+                outcome
+            }
+        };
+        outcome.map_err(|e| e.to_string())
+    }
+}
+
+/// Takes writes off the queue and commits each batch in one transaction.
+async fn write_loop(mut writer: Writer, mut queue: mpsc::Receiver<Job>) {
+    let mut batch: Vec<Job> = Vec::with_capacity(MAX_BATCH);
+    while queue.recv_many(&mut batch, MAX_BATCH).await > 0 {
         let started = Instant::now();
-        let result: Result<(), sqlx::Error> = on_db!(&db, pool => async {
-            let mut tx = pool.begin().await?;
-            for append in &batch {
-                for event in &append.events {
-                    sqlx::query(&insert)
-                        .bind(&append.match_id)
-                        .bind(event.seq as i64)
-                        .bind(event.at_ms as i64)
-                        .bind(&event.frame)
-                        .execute(&mut *tx)
-                        .await?;
-                }
-                if append.finished {
-                    sqlx::query(&finish).bind(&append.match_id).execute(&mut *tx).await?;
-                }
-            }
-            tx.commit().await
-        }
-        .await);
+        let all: Vec<&Write> = batch.iter().map(|job| &job.write).collect();
+        let outcome = writer.commit(&all).await;
         metrics::histogram!("hakem_store_commit_seconds").record(started.elapsed().as_secs_f64());
         metrics::histogram!("hakem_store_batch_size").record(batch.len() as f64);
-        let outcome = result.map_err(|e| e.to_string());
-        if let Err(e) = &outcome {
-            tracing::error!(error = %e, "store commit failed");
+        match outcome {
+            Ok(()) => {
+                for job in batch.drain(..) {
+                    let _ = job.done.send(Ok(()));
+                }
+            }
+            Err(e) if batch.len() == 1 => {
+                tracing::error!(error = %e, "store commit failed");
+                for job in batch.drain(..) {
+                    let _ = job.done.send(Err(e.clone()));
+                }
+            }
+            Err(e) => {
+                // Which write broke the batch? Each again on its own: only that one fails.
+                tracing::warn!(error = %e, writes = batch.len(), "batch failed; writing one by one");
+                for job in batch.drain(..) {
+                    let outcome = writer.commit(&[&job.write]).await;
+                    if let Err(e) = &outcome {
+                        tracing::error!(error = %e, "store write failed");
+                    }
+                    let _ = job.done.send(outcome);
+                }
+            }
         }
-        for append in batch {
-            let _ = append.done.send(outcome.clone());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec() -> MatchSpec {
+        MatchSpec {
+            game: "pentago".into(),
+            variant: "tr".into(),
+            sets: 3,
+            clock: None,
+            warnings_limit: 3,
+            players: PerSeat::new("a".into(), "b".into()),
+            untimed_ply_limit: 400,
+            seat_tokens: PerSeat::new("t1".into(), "t2".into()),
+            arbiter_token: "ta".into(),
+            accounts: PerSeat::default(),
+            house_bot: None,
+            tournament: None,
+        }
+    }
+
+    fn events(from: u64, n: u64) -> Vec<NewEvent> {
+        (from..from + n)
+            .map(|seq| NewEvent {
+                seq,
+                at_ms: 1000 + seq,
+                frame: format!(r#"{{"seq":{seq}}}"#),
+            })
+            .collect()
+    }
+
+    /// A fresh SQLite file, and a fresh PostgreSQL database when `HAKEM_TEST_POSTGRES` names
+    /// one to create it from (under `CI=true` it must).
+    pub(crate) async fn databases() -> Vec<Store> {
+        let dir = std::env::temp_dir().join(format!("hakem-store-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join(format!("{}.db", crate::tokens::new_id()));
+        let mut all = vec![Store::open(&format!("sqlite://{}", file.display()))
+            .await
+            .unwrap()];
+        match std::env::var("HAKEM_TEST_POSTGRES") {
+            Ok(admin) => {
+                let name = format!("hakem_unit_{}", crate::tokens::new_id());
+                let pool = PgPool::connect(&admin).await.unwrap();
+                sqlx::raw_sql(&format!("CREATE DATABASE {name}"))
+                    .execute(&pool)
+                    .await
+                    .unwrap();
+                pool.close().await;
+                let (base, _) = admin.rsplit_once('/').unwrap();
+                all.push(Store::open(&format!("{base}/{name}")).await.unwrap());
+            }
+            Err(_) => assert!(
+                std::env::var("CI").map_or(true, |v| v != "true"),
+                "CI=true but HAKEM_TEST_POSTGRES is not set"
+            ),
+        }
+        all
+    }
+
+    #[test]
+    fn batches_are_split_into_few_statement_shapes() {
+        assert_eq!(sqlite_chunks(0), Vec::<usize>::new());
+        assert_eq!(sqlite_chunks(1), [1]);
+        assert_eq!(sqlite_chunks(37), [32, 4, 1]);
+        assert_eq!(sqlite_chunks(300), [128, 128, 32, 8, 4]);
+        assert_eq!(sqlite_chunks(300).iter().sum::<usize>(), 300);
+        assert_eq!(
+            sqlite_values("INSERT INTO t (a, b)", 2, 2),
+            "INSERT INTO t (a, b) VALUES (?1,?2),(?3,?4)"
+        );
+    }
+
+    #[tokio::test]
+    async fn one_batch_of_many_matches_is_stored_whole_and_in_order() {
+        for store in databases().await {
+            let ids: Vec<String> = (0..40).map(|_| crate::tokens::new_id()).collect();
+            // Created together: they share commits.
+            let spec = spec();
+            let creates = ids.iter().map(|id| store.create_match(id, &spec, 5));
+            for result in futures_util::future::join_all(creates).await {
+                result.unwrap();
+            }
+            let appends = ids.iter().enumerate().map(|(i, id)| {
+                let finished = (i % 2 == 0).then(|| Finish {
+                    at_ms: 100 + i as u64,
+                    summary: format!(r#"{{"n":{i}}}"#),
+                });
+                store.append(id, events(1, 3 + i as u64 % 200), finished)
+            });
+            for result in futures_util::future::join_all(appends).await {
+                result.unwrap();
+            }
+            for (i, id) in ids.iter().enumerate() {
+                let stored = store.load(id).await.unwrap().unwrap();
+                assert_eq!(stored.frames.len() as u64, 3 + i as u64 % 200);
+                assert_eq!(stored.frames[2], r#"{"seq":3}"#);
+                assert_eq!(stored.finished, i % 2 == 0);
+                let page = store.frames(id, 2, 3, 10).await.unwrap();
+                assert_eq!(page, [r#"{"seq":2}"#, r#"{"seq":3}"#]);
+            }
+            let live: Vec<String> = store
+                .live_matches()
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|m| m.id)
+                .collect();
+            for (i, id) in ids.iter().enumerate() {
+                assert_eq!(live.contains(id), i % 2 == 1);
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn a_bad_append_fails_alone_in_its_batch() {
+        for store in databases().await {
+            let good = crate::tokens::new_id();
+            let bad = crate::tokens::new_id();
+            store.create_match(&good, &spec(), 5).await.unwrap();
+            store.create_match(&bad, &spec(), 5).await.unwrap();
+            store.append(&bad, events(1, 2), None).await.unwrap();
+            // seq 2 again violates the key; sent together with a good append.
+            let (good_result, bad_result) = tokio::join!(
+                store.append(&good, events(1, 5), None),
+                store.append(&bad, events(2, 1), None),
+            );
+            good_result.unwrap();
+            assert!(bad_result.is_err());
+            assert_eq!(store.load(&good).await.unwrap().unwrap().frames.len(), 5);
+            assert_eq!(store.load(&bad).await.unwrap().unwrap().frames.len(), 2);
+            // Events of a match that does not exist are refused, and change nothing.
+            assert!(store
+                .append("no-such-match", events(1, 1), None)
+                .await
+                .is_err());
+        }
+    }
+
+    #[tokio::test]
+    async fn finished_matches_page_newest_first() {
+        for store in databases().await {
+            let mut ids = Vec::new();
+            for i in 0..7u64 {
+                let id = format!("page-{}-{i}", crate::tokens::new_id());
+                store.create_match(&id, &spec(), 1).await.unwrap();
+                let finish = Finish {
+                    // Two share a finish time: the id breaks the tie.
+                    at_ms: 9_000_000_000_000 + i.min(5),
+                    summary: format!(r#"{{"i":{i}}}"#),
+                };
+                store.append(&id, events(1, 1), Some(finish)).await.unwrap();
+                ids.push(id);
+            }
+            let mut seen = Vec::new();
+            let mut cursor = None;
+            loop {
+                let page = store.finished(cursor.clone(), 3).await.unwrap();
+                if page.is_empty() {
+                    break;
+                }
+                let last = page.last().unwrap();
+                cursor = Some((last.finished_ms, last.id.clone()));
+                seen.extend(page.into_iter().filter(|l| ids.contains(&l.id)));
+                if seen.len() == ids.len() {
+                    break;
+                }
+            }
+            let mut expected = ids.clone();
+            expected.reverse();
+            // The two at the same time come by id, descending.
+            expected.sort_by(|a, b| {
+                let t = |id: &String| ids.iter().position(|x| x == id).unwrap().min(5);
+                t(b).cmp(&t(a)).then(b.cmp(a))
+            });
+            let got: Vec<String> = seen.iter().map(|l| l.id.clone()).collect();
+            assert_eq!(got, expected);
+            assert!(seen.iter().all(|l| l.summary.is_some()));
         }
     }
 }

@@ -161,6 +161,7 @@ async fn killed_between_sets(database: Database) {
     let mut p2 = join(&server, "p2 again", &m, &m.p2).await;
     start_set(&mut p1, &mut p2, &m.id).await;
     let started = p1.event("set_started").await;
+    // A client that asked for no extension sees the event of protocol v1, to the letter.
     assert_eq!(
         started["event"],
         json!({"kind": "set_started", "set": 2, "first_mover": "p2"})

@@ -59,7 +59,8 @@ fn the_load_tool_plays_against_a_server_and_reads_its_process() {
             "organizer-secret",
             "--pid",
             &pid,
-            "--batch",
+            "--features",
+            "batch,boards",
             "--flag-probes",
             "1",
             "--flag-clock-ms",
@@ -95,6 +96,6 @@ fn the_bare_relay_is_a_baseline_the_tool_can_measure() {
     let mut relay = Proc::spawn("relay", command);
     let line = relay.expect("hakem relay listening on http://");
     let addr = line.trim().rsplit('/').next().unwrap().to_string();
-    let report = load(&format!("ws://{addr}/ws"), &["--batch"]);
+    let report = load(&format!("ws://{addr}/ws"), &["--features", "batch"]);
     assert_played(&report);
 }

@@ -1,5 +1,4 @@
-//! The bot's time management: how long to think about one move, and how long to wait before
-//! reconnecting.
+//! The bot's time management: how long to think about one move.
 
 use std::time::Duration;
 
@@ -39,20 +38,6 @@ pub fn budget(
     let usable = remaining_ms.saturating_sub(safety);
     let share = usable / (u64::from(moves_left) + 2) + increment_ms / 4 * 3;
     Duration::from_millis(share.min(usable)).min(cap.unwrap_or(TIMED_CAP))
-}
-
-/// The wait before reconnection attempt `attempt` (0 first): 250 ms doubling up to 5 s, with
-/// up to half taken off at random so that the bots of a restarted server do not all knock at
-/// once.
-pub fn backoff(attempt: u32, seed: u64) -> Duration {
-    let full = Duration::from_millis(250)
-        .saturating_mul(1u32.checked_shl(attempt.min(16)).unwrap_or(u32::MAX))
-        .min(Duration::from_secs(5));
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    let jitter = (seed ^ u64::from(nanos) ^ u64::from(attempt)) % 1000;
-    full.mul_f64(1.0 - 0.5 * (jitter as f64 / 1000.0))
 }
 
 #[cfg(test)]
@@ -96,16 +81,6 @@ mod tests {
                     break;
                 }
             }
-        }
-    }
-
-    #[test]
-    fn backoff_doubles_to_five_seconds() {
-        for attempt in 0..40 {
-            let full =
-                Duration::from_millis(250 * (1u64 << attempt.min(5))).min(Duration::from_secs(5));
-            let wait = backoff(attempt, 7);
-            assert!(wait <= full && wait >= full / 2, "{attempt}: {wait:?}");
         }
     }
 }

@@ -1,33 +1,21 @@
-//! One bot in one match: joins the seat, follows the match event by event with a rules
-//! position of its own, thinks on a blocking thread when it is its turn, and re-joins after a
-//! lost connection until the round ends.
+//! One bot in one match: follows the match through the client's one link (reconnects, catch-up
+//! and the fold are the link's), thinks on a blocking thread when it is its turn, and plays
+//! until the round ends. Its rules position is built from the set's moves only to give the
+//! engine something to think about.
 
-use std::str::FromStr;
 use std::time::Duration;
 
 use hakem_engine::{new_engine, Engine, EngineKind};
-use hakem_games::{AnyPosition, GameKind, Side};
+use hakem_games::{AnyPosition, GameKind};
 use hakem_protocol::{
-    ClientMessage, ClockConfig, Clocks, ErrorCode, Event, MatchState, MatchStatus, RoundResult,
-    Seat, ServerMessage, SetResult, Winner,
+    ClientMessage, ErrorCode, Event, MatchState, MatchStatus, RoundResult, Seat, SetResult, Winner,
 };
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use super::clock;
-use super::link::{unix_ms, Frame, Link};
-
-/// How long one connection attempt (connect and `hello`) may take.
-const ATTEMPT_PATIENCE: Duration = Duration::from_secs(10);
-
-/// Quiet for this long, the bot pings; with no frame in [`PING_PATIENCE`] after that, the
-/// connection is taken as lost (a dead network sends no close).
-const QUIET_BEFORE_PING: Duration = Duration::from_secs(20);
-const PING_PATIENCE: Duration = Duration::from_secs(10);
-
-/// Fresh states asked for in a row (after a refused move or a gap in the events) before the
-/// bot gives up: the server and the bot disagree about the rules, and asking again will not help.
-const MAX_RESYNCS: u32 = 5;
+use crate::connection::{reply_to, Incoming};
+use crate::follow::{error_of, unix_ms, Happening, LinkError, LinkOptions, MatchLink};
 
 /// How a bot plays.
 #[derive(Clone, Debug)]
@@ -52,71 +40,66 @@ pub struct Config {
 #[derive(Clone, Debug)]
 pub struct Finished {
     pub me: Option<Seat>,
-    pub round: RoundResult,
+    pub round: Option<RoundResult>,
 }
 
 /// The engine's answer: the engine comes back with the move so that it keeps its tables.
 type Thinking = JoinHandle<(Box<dyn Engine>, Option<String>)>;
 
 /// Where a position stands: the set and the number of moves made in it.
-type Turn = (u8, u32);
+type Turn = (u8, usize);
 
-/// How one connection's part of the match ended.
-enum Step {
-    Done(Finished),
-    Fatal(String),
-    /// The connection is gone; the text says why.
-    Lost(String),
-    /// The bot's picture of the match is in doubt: join again for a fresh `state`.
-    Resync(String),
-}
-
-/// What the bot knows about the match, across connections.
-struct Game {
+/// What the bot does in the match, besides what the link knows of it.
+struct Bot {
     cfg: Config,
-    match_id: String,
-    me: Option<Seat>,
-    /// The seq of the last event applied (or of the last state).
-    seq: Option<u64>,
-    kind: Option<GameKind>,
-    variant: String,
-    clock: Option<ClockConfig>,
-    status: MatchStatus,
-    set: u8,
-    paused: bool,
-    /// The current (or last) set, replayed from the moves.
-    position: Option<AnyPosition>,
-    first_mover: Option<Seat>,
-    awaiting_press: Option<Seat>,
-    /// A Pentago placement made and not yet completed: the seat and the cell.
-    pending: Option<(Seat, String)>,
-    /// The clocks as last heard, and when.
-    clocks: Option<(Clocks, Instant)>,
-    /// The server's clock minus the local one, from the last welcome, in milliseconds.
-    server_offset_ms: Option<i64>,
-    me_ready: bool,
+    /// Sets whose result has been printed.
+    printed_sets: u8,
+    engine: Option<Box<dyn Engine>>,
+    thinking: Option<(Thinking, Turn)>,
+    /// Varies the seed of a replacement engine.
+    engines_made: u64,
+    /// The join on the current connection was acknowledged: the catch-up is over.
+    joined: bool,
     /// A `ready` went out on this connection for the coming set.
     ready_sent: bool,
-    /// The position a move was sent for on this connection: never two moves for one position.
+    /// The position a move (or a turn of a placed marble) was sent for on this connection.
     moved_for: Option<Turn>,
     /// The same for a press.
     pressed_for: Option<Turn>,
     /// The request id of the last move sent.
     move_request: Option<u64>,
-    /// Sets whose result has been printed.
-    printed_sets: u8,
-    round: Option<RoundResult>,
-    engine: Option<Box<dyn Engine>>,
-    thinking: Option<(Thinking, Turn)>,
-    /// Varies the seed of a replacement engine.
-    engines_made: u64,
-    /// The server acknowledged the join on the current connection.
-    joined: bool,
-    /// Moves seen, all sets together: progress that clears the count of resyncs.
-    moves_seen: u64,
+    /// When the last clock reading arrived.
+    clocks_at: Instant,
 }
 
-impl Game {
+fn seat_of(state: &MatchState) -> Option<Seat> {
+    match state.you.as_deref() {
+        Some("p1") => Some(Seat::P1),
+        Some("p2") => Some(Seat::P2),
+        _ => None,
+    }
+}
+
+fn turn_of(state: &MatchState) -> Turn {
+    (state.set, state.position.moves.len())
+}
+
+/// The set's position, replayed from its moves for the engine.
+fn position_of(state: &MatchState) -> Result<AnyPosition, String> {
+    let kind: GameKind = state
+        .game
+        .parse()
+        .map_err(|e: hakem_games::UnknownGame| e.to_string())?;
+    let mut position = AnyPosition::new(kind, Some(&state.variant)).map_err(|e| e.to_string())?;
+    for mv in &state.position.moves {
+        position
+            .play_str(mv)
+            .map_err(|e| format!("the server's move {mv} does not replay here: {e}"))?;
+    }
+    Ok(position)
+}
+
+impl Bot {
     fn say(&self, line: &str) {
         if !self.cfg.quiet {
             use std::io::Write as _;
@@ -130,68 +113,13 @@ impl Game {
         }
     }
 
-    fn seat_of(&self, side: Side) -> Option<Seat> {
-        let first = self.first_mover?;
-        Some(match side {
-            Side::First => first,
-            Side::Second => first.other(),
-        })
-    }
-
-    fn new_position(&self) -> Result<AnyPosition, String> {
-        let kind = self
-            .kind
-            .ok_or_else(|| "the server named no game".to_string())?;
-        AnyPosition::new(kind, Some(&self.variant)).map_err(|e| e.to_string())
-    }
-
-    fn turn(&self) -> Option<Turn> {
-        self.position.as_ref().map(|p| (self.set, p.plies()))
-    }
-
-    /// The whole match from a `state`.
-    fn apply_state(&mut self, state: MatchState) -> Result<(), String> {
-        self.me = match state.you.as_deref() {
-            Some("p1") => Some(Seat::P1),
-            Some("p2") => Some(Seat::P2),
-            Some(other) => return Err(format!("the server seated the bot as {other}")),
-            None => self.me,
-        };
-        self.seq = Some(state.seq);
-        self.kind = Some(GameKind::from_str(&state.game).map_err(|e| e.to_string())?);
-        self.variant = state.variant;
-        self.clock = state.clock;
-        self.status = state.status;
-        self.set = state.set;
-        self.paused = state.paused;
-        self.first_mover = state.position.first_mover;
-        self.awaiting_press = state.position.awaiting_press;
-        self.pending = state.position.pending.map(|p| (p.seat, p.cell));
-        self.clocks = state.clocks.map(|c| (c, Instant::now()));
-        self.me_ready = self
-            .me
-            .is_some_and(|me| state.players.get(me).ready && state.status != MatchStatus::Playing);
-        let mut position = self.new_position()?;
-        for mv in &state.position.moves {
-            position
-                .play_str(mv)
-                .map_err(|e| format!("the server's move {mv} does not replay here: {e}"))?;
-        }
-        self.position = Some(position);
-        for set in &state.sets {
-            self.print_set(set);
-        }
-        self.round = state.round;
-        Ok(())
-    }
-
-    fn print_set(&mut self, set: &SetResult) {
+    fn print_set(&mut self, me: Option<Seat>, set: &SetResult) {
         if set.set <= self.printed_sets {
             return;
         }
         self.printed_sets = set.set;
         let who = match set.winner {
-            Some(seat) if Some(seat) == self.me => format!("{seat} (the bot) wins"),
+            Some(seat) if Some(seat) == me => format!("{seat} (the bot) wins"),
             Some(seat) => format!("{seat} wins"),
             None => "draw".to_string(),
         };
@@ -201,164 +129,135 @@ impl Game {
         ));
     }
 
-    /// One event, in order. An error means the bot's picture cannot be trusted any more.
-    fn apply_event(&mut self, event: Event, clocks: Option<Clocks>) -> Result<(), String> {
-        if let Some(c) = clocks {
-            self.clocks = Some((c, Instant::now()));
-        }
-        match event {
-            Event::SetStarted { set, first_mover } => {
-                self.set = set;
-                self.status = MatchStatus::Playing;
-                self.first_mover = Some(first_mover);
-                self.awaiting_press = None;
-                self.pending = None;
-                self.me_ready = false;
-                self.ready_sent = false;
-                self.position = Some(self.new_position()?);
+    fn print_round(&self, finished: &Finished) {
+        let Some(round) = &finished.round else {
+            self.say("the match ended unplayed");
+            return;
+        };
+        let points = format!(
+            "{}-{}",
+            round.set_points.p1.as_f64(),
+            round.set_points.p2.as_f64()
+        );
+        let who = match round.winner {
+            Winner::Draw => "draw".to_string(),
+            winner => {
+                let seat = winner.seat().map_or("?", Seat::as_str);
+                if winner.seat() == finished.me {
+                    format!("{seat} (the bot) wins")
+                } else {
+                    format!("{seat} wins")
+                }
             }
-            Event::Placed { seat, cell } => self.pending = Some((seat, cell)),
-            Event::Moved { seat, mv } => {
-                let position = self
-                    .position
-                    .as_mut()
-                    .ok_or_else(|| "a move before any set".to_string())?;
-                position
-                    .play_str(&mv)
-                    .map_err(|e| format!("{seat} moved {mv}, which does not replay here: {e}"))?;
-                self.pending = None;
-                self.awaiting_press = Some(seat);
-                self.moves_seen += 1;
-            }
-            Event::Pressed { .. } => self.awaiting_press = None,
-            Event::SetEnded(result) => {
-                self.status = MatchStatus::BetweenSets;
-                self.awaiting_press = None;
-                self.pending = None;
-                self.me_ready = false;
-                self.ready_sent = false;
-                self.print_set(&result);
-            }
-            Event::RoundEnded(result) => {
-                self.status = MatchStatus::Finished;
-                self.round = Some(result);
-            }
-            Event::Paused => self.paused = true,
-            Event::Resumed => self.paused = false,
-            Event::Ready { seat } if Some(seat) == self.me => self.me_ready = true,
-            Event::Warning {
-                seat,
-                count,
-                reason,
-            } => self.warn(&format!("the arbiter warned {seat} ({count}): {reason}")),
-            _ => {}
-        }
-        Ok(())
+        };
+        self.say(&format!(
+            "round over: {who}, set points {points} ({})",
+            round.reason
+        ));
     }
 
-    /// Whether the bot is to move now, in the position it has.
-    fn my_turn(&self) -> bool {
-        let Some(position) = &self.position else {
-            return false;
-        };
-        self.status == MatchStatus::Playing
-            && !self.paused
-            && position.outcome().is_none()
-            && self.me.is_some()
-            && self.seat_of(position.to_move()) == self.me
-            && self.awaiting_press.is_none()
-            && self.pending.is_none()
+    /// Whether the bot is to move now.
+    fn my_turn(state: &MatchState) -> bool {
+        let me = seat_of(state);
+        me.is_some()
+            && state.status == MatchStatus::Playing
+            && !state.paused
+            && state.position.to_move == me
+            && state.position.awaiting_press.is_none()
+            && state.position.pending.is_none()
     }
 
     /// The thinking time for the next move.
-    fn budget(&self) -> Duration {
-        let plies = self.position.as_ref().map_or(0, |p| p.plies());
-        let (Some(me), Some(_), Some((clocks, at))) = (self.me, self.clock, self.clocks) else {
+    fn budget(&self, state: &MatchState, server_offset_ms: Option<i64>) -> Duration {
+        let plies = u32::try_from(state.position.moves.len()).unwrap_or(u32::MAX);
+        let (Some(me), Some(config), Some(clocks)) = (seat_of(state), state.clock, state.clocks)
+        else {
             return self.cfg.max_think.unwrap_or(clock::UNTIMED_BUDGET);
         };
         let mut remaining = clocks.remaining(me);
         if clocks.running == Some(me) && !clocks.paused {
             // Time since the reading was received, or since the server took it: a reading
             // replayed after a reconnection is older than its arrival.
-            let mut spent = u64::try_from(at.elapsed().as_millis()).unwrap_or(u64::MAX);
-            if let Some(offset) = self.server_offset_ms {
+            let mut spent = u64::try_from(self.clocks_at.elapsed().as_millis()).unwrap_or(u64::MAX);
+            if let Some(offset) = server_offset_ms {
                 let server_now = unix_ms().saturating_add(offset);
                 let taken = i64::try_from(clocks.server_time_ms).unwrap_or(i64::MAX);
                 spent = spent.max(u64::try_from(server_now.saturating_sub(taken)).unwrap_or(0));
             }
             remaining = remaining.saturating_sub(spent);
         }
-        let kind = self.kind.unwrap_or(GameKind::Pentago);
-        let increment = self.clock.map_or(0, |c| c.increment_ms);
+        let kind = state.game.parse().unwrap_or(GameKind::Pentago);
         clock::budget(
             remaining,
-            increment,
+            config.increment_ms,
             clock::moves_left(kind, plies),
             self.cfg.max_think,
         )
     }
 
-    /// Sends what the position calls for: `ready`, a press, or starts thinking.
-    async fn act(&mut self, link: &mut Link) -> Result<(), String> {
-        let me_seat = self.me;
-        if matches!(self.status, MatchStatus::Waiting | MatchStatus::BetweenSets)
-            && !self.me_ready
-            && !self.ready_sent
-            && me_seat.is_some()
-        {
-            self.ready_sent = true;
-            link.send(ClientMessage::Ready {
-                match_id: self.match_id.clone(),
-            })
-            .await?;
+    /// Sends what the match calls for: `ready`, a press, the turn of a placed marble, or
+    /// starts thinking.
+    async fn act(&mut self, link: &mut MatchLink) -> Result<(), String> {
+        if !self.joined {
+            return Ok(());
         }
-        if self.status == MatchStatus::Playing && !self.paused && self.awaiting_press.is_some() {
-            // A completed move of ours waiting for its press (made by another client on our
-            // seat, say): press it, once.
-            if self.awaiting_press == me_seat && self.pressed_for != self.turn() {
-                self.pressed_for = self.turn();
-                link.send(ClientMessage::Press {
-                    match_id: self.match_id.clone(),
-                })
-                .await?;
+        let Some(state) = link.state().cloned() else {
+            return Ok(());
+        };
+        let me = seat_of(&state);
+        let match_id = state.match_id.clone();
+        let turn = turn_of(&state);
+        let between = matches!(
+            state.status,
+            MatchStatus::Waiting | MatchStatus::BetweenSets
+        );
+        if let (true, Some(me)) = (between, me) {
+            if !state.players.get(me).ready && !self.ready_sent {
+                self.ready_sent = true;
+                send(link, ClientMessage::Ready { match_id }).await;
             }
             return Ok(());
         }
-        if let Some((seat, cell)) = &self.pending {
+        if state.status != MatchStatus::Playing || state.paused {
+            return Ok(());
+        }
+        if let Some(waiting) = state.position.awaiting_press {
+            // A completed move of ours waiting for its press (made by another client on our
+            // seat, say): press it, once.
+            if Some(waiting) == me && self.pressed_for != Some(turn) {
+                self.pressed_for = Some(turn);
+                send(link, ClientMessage::Press { match_id }).await;
+            }
+            return Ok(());
+        }
+        if let Some(pending) = &state.position.pending {
             // Half a move of ours (placed by another client on our seat, say): turn a quadrant
-            // that makes it a legal move, once, and press on the next round.
-            if Some(*seat) == me_seat
-                && self.status == MatchStatus::Playing
-                && !self.paused
-                && self.moved_for != self.turn()
-            {
-                let rotate = self.position.as_ref().and_then(|p| {
-                    p.legal_moves().into_iter().find_map(|mv| {
-                        let turn = mv.strip_prefix(cell.as_str())?;
-                        let quadrant = turn.get(..2)?.to_string();
-                        let dir = if turn.ends_with('\'') { "ccw" } else { "cw" };
-                        Some((quadrant, dir.to_string()))
-                    })
+            // that makes it a legal move, once.
+            if Some(pending.seat) == me && self.moved_for != Some(turn) {
+                let position = position_of(&state)?;
+                let rotate = position.legal_moves().into_iter().find_map(|mv| {
+                    let rest = mv.strip_prefix(pending.cell.as_str())?;
+                    let quadrant = rest.get(..2)?.to_string();
+                    let dir = if rest.ends_with('\'') { "ccw" } else { "cw" };
+                    Some((quadrant, dir.to_string()))
                 });
                 if let Some((quadrant, dir)) = rotate {
-                    self.moved_for = self.turn();
-                    link.send(ClientMessage::Rotate {
-                        match_id: self.match_id.clone(),
+                    self.moved_for = Some(turn);
+                    let rotate = ClientMessage::Rotate {
+                        match_id,
                         quadrant,
                         dir,
-                    })
-                    .await?;
+                    };
+                    send(link, rotate).await;
                 }
             }
             return Ok(());
         }
-        if !self.my_turn() || self.thinking.is_some() || self.moved_for == self.turn() {
+        if !Bot::my_turn(&state) || self.thinking.is_some() || self.moved_for == Some(turn) {
             return Ok(());
         }
-        let (Some(position), Some(turn)) = (self.position.clone(), self.turn()) else {
-            return Ok(());
-        };
-        let budget = self.budget();
+        let position = position_of(&state)?;
+        let budget = self.budget(&state, link.server_offset_ms());
         let mut engine = match self.engine.take() {
             Some(engine) => engine,
             None => {
@@ -385,7 +284,7 @@ impl Game {
         &mut self,
         answer: Result<(Box<dyn Engine>, Option<String>), tokio::task::JoinError>,
         turn: Turn,
-        link: &mut Link,
+        link: &mut MatchLink,
     ) -> Result<(), String> {
         let mv = match answer {
             Ok((engine, mv)) => {
@@ -400,12 +299,13 @@ impl Game {
                 None
             }
         };
-        if !self.my_turn() || self.turn() != Some(turn) || self.moved_for == Some(turn) {
-            return Ok(());
-        }
-        let Some(position) = &self.position else {
+        let Some(state) = link.state().cloned() else {
             return Ok(());
         };
+        if !Bot::my_turn(&state) || turn_of(&state) != turn || self.moved_for == Some(turn) {
+            return Ok(());
+        }
+        let position = position_of(&state)?;
         let mv = match mv.filter(|mv| position.check_str(mv).is_ok()) {
             Some(mv) => mv,
             None => {
@@ -413,196 +313,143 @@ impl Game {
                 if legal.is_empty() {
                     return Err("the engine found no move in a game that is not over".into());
                 }
-                let i = (self.cfg.seed as usize ^ turn.1 as usize) % legal.len();
+                let i = (self.cfg.seed as usize ^ turn.1) % legal.len();
                 legal[i].clone()
             }
         };
         self.moved_for = Some(turn);
-        self.move_request = Some(
-            link.send(ClientMessage::Move {
-                match_id: self.match_id.clone(),
-                mv,
-                press: true,
-            })
-            .await?,
-        );
+        let message = ClientMessage::Move {
+            match_id: state.match_id.clone(),
+            mv,
+            press: true,
+        };
+        self.move_request = send(link, message).await;
         Ok(())
     }
 
-    /// Follows the match on one connection, from the `join` until the round ends or the
-    /// connection is lost.
-    async fn follow(&mut self, link: &mut Link, seat_token: &str) -> Step {
-        let rejoin = self.seq.is_some();
-        self.ready_sent = false;
-        self.moved_for = None;
-        self.pressed_for = None;
+    /// A reply to one of the bot's requests. A `ready` crossing the end of the round, or a
+    /// duplicate one, is refused harmlessly; only a refused move matters.
+    async fn on_reply(&mut self, incoming: &Incoming, link: &mut MatchLink) -> Result<(), String> {
+        let re = reply_to(incoming);
+        let (Some((code, message)), true) =
+            (error_of(incoming), re.is_some() && re == self.move_request)
+        else {
+            return Ok(());
+        };
         self.move_request = None;
-        let join = ClientMessage::Join {
-            match_id: self.match_id.clone(),
-            seat_token: Some(seat_token.to_string()),
-            arbiter_token: None,
-            since_seq: self.seq,
-            legal_moves: false,
-        };
-        let join_id = match link.send(join).await {
-            Ok(id) => id,
-            Err(e) => return Step::Lost(e),
-        };
-        // Until the join is acknowledged, the frames are the catch-up: nothing is sent.
-        let mut joined = false;
-        let mut heard_at = Instant::now();
-        let mut pinged = false;
-        loop {
-            let quiet_until = heard_at
-                + QUIET_BEFORE_PING
-                + if pinged {
-                    PING_PATIENCE
-                } else {
-                    Duration::ZERO
-                };
-            let thinking = &mut self.thinking;
-            tokio::select! {
-                frame = link.recv() => {
-                    let frame = match frame {
-                        Ok(Some(frame)) => frame,
-                        Ok(None) => return Step::Lost("the server closed the connection".into()),
-                        Err(e) => return Step::Lost(e),
-                    };
-                    heard_at = Instant::now();
-                    pinged = false;
-                    let re = frame.reply_to();
-                    if !joined && re == Some(join_id) {
-                        if let Frame::Message(ServerMessage::Error(error)) = &frame {
-                            let lasting = matches!(
-                                error.code,
-                                ErrorCode::Unauthorized
-                                    | ErrorCode::UnknownMatch
-                                    | ErrorCode::Forbidden
-                                    | ErrorCode::BadRequest
-                            );
-                            let message = format!(
-                                "cannot {} match {}: {} ({})",
-                                if rejoin { "get back into" } else { "join" },
-                                self.match_id, error.message, error.code
-                            );
-                            return if lasting { Step::Fatal(message) } else { Step::Lost(message) };
-                        }
-                        joined = true;
-                        self.joined = true;
-                    }
-                    if let Some(step) = self.on_frame(frame, re) {
-                        return step;
-                    }
-                }
-                answer = answer_of(thinking), if thinking.is_some() => {
-                    let turn = self.thinking.take().map_or((0, 0), |(_, turn)| turn);
-                    if let Err(e) = self.thought(answer, turn, link).await {
-                        return Step::Lost(e);
-                    }
-                }
-                _ = tokio::time::sleep_until(quiet_until) => {
-                    if pinged {
-                        return Step::Lost("no answer from the server for 30 seconds".into());
-                    }
-                    if let Err(e) = link.send(ClientMessage::Ping).await {
-                        return Step::Lost(e);
-                    }
-                    pinged = true;
-                }
+        match code.as_str() {
+            // Play waits for `resumed`, which says it is time again.
+            c if c == ErrorCode::Paused.as_str() => {
+                self.moved_for = None;
             }
-            if self.status == MatchStatus::Finished {
-                if let Some(round) = self.round.clone() {
-                    return Step::Done(Finished { me: self.me, round });
-                }
-            }
-            if joined {
-                if let Err(e) = self.act(link).await {
-                    return Step::Lost(e);
-                }
+            // The set ended meanwhile (on time, by the arbiter): events tell.
+            c if c == ErrorCode::SetOver.as_str() => {}
+            _ => {
+                self.warn(&format!(
+                    "the server refused the bot's move: {message} ({code}); asking for the whole match again"
+                ));
+                self.moved_for = None;
+                link.resync().await.map_err(|e| e.to_string())?;
             }
         }
+        Ok(())
     }
 
-    /// One frame; `Some` ends the connection's part.
-    fn on_frame(&mut self, frame: Frame, re: Option<u64>) -> Option<Step> {
-        match frame {
-            Frame::Message(ServerMessage::State(state)) => {
-                if state.match_id != self.match_id {
-                    return None;
-                }
-                let first = self.me.is_none();
-                if let Err(e) = self.apply_state(*state) {
-                    return Some(Step::Fatal(e));
-                }
-                if first {
-                    let seat = self.me.map_or("?", Seat::as_str);
-                    let game = self.kind.map_or("?", GameKind::as_str);
-                    self.say(&format!("seated as {seat} in {game} {}", self.variant));
+    async fn on_happening(
+        &mut self,
+        happening: Happening,
+        link: &mut MatchLink,
+    ) -> Result<Option<Finished>, String> {
+        // The round is over when its end comes (not when a batch that holds it is folded in,
+        // so that each of its events is seen first).
+        let ends = match &happening {
+            Happening::Event(frame) => {
+                matches!(frame.event, Event::RoundEnded(_) | Event::Expired)
+            }
+            Happening::State | Happening::Joined { .. } | Happening::Closed => true,
+            _ => false,
+        };
+        match happening {
+            Happening::State => {
+                self.clocks_at = Instant::now();
+                let first = self.printed_sets == 0 && !self.joined;
+                if let Some(state) = link.state().cloned() {
+                    let me = seat_of(&state);
+                    if state
+                        .you
+                        .as_deref()
+                        .is_some_and(|you| me.is_none() && you != "p1" && you != "p2")
+                    {
+                        return Err(format!(
+                            "the server seated the bot as {}",
+                            state.you.unwrap_or_default()
+                        ));
+                    }
+                    if first {
+                        let seat = me.map_or("?", Seat::as_str);
+                        self.say(&format!(
+                            "seated as {seat} in {} {}",
+                            state.game, state.variant
+                        ));
+                    }
+                    // Check at once that this client can play the game.
+                    position_of(&state)?;
+                    for set in &state.sets {
+                        self.print_set(me, set);
+                    }
                 }
             }
-            Frame::Message(ServerMessage::Event(frame)) => {
-                if frame.match_id != self.match_id {
-                    return None;
-                }
-                if let Some(step) = self.in_step(frame.seq) {
-                    return step;
-                }
-                self.seq = Some(frame.seq);
-                if let Err(e) = self.apply_event(frame.event, frame.clocks) {
-                    return Some(Step::Resync(e));
+            Happening::Event(frame) => {
+                self.clocks_at = Instant::now();
+                let me = link.state().and_then(seat_of);
+                match &frame.event {
+                    Event::SetEnded(result) => {
+                        self.ready_sent = false;
+                        self.print_set(me, result);
+                    }
+                    Event::SetStarted { .. } => self.ready_sent = false,
+                    Event::Resumed => self.moved_for = None,
+                    Event::Warning {
+                        seat,
+                        count,
+                        reason,
+                    } => self.warn(&format!("the arbiter warned {seat} ({count}): {reason}")),
+                    _ => {}
                 }
             }
-            // A `ready` crossing the end of the round, or a duplicate one, is refused
-            // harmlessly; only a refused move matters.
-            Frame::Message(ServerMessage::Error(error))
-                if re.is_some() && re == self.move_request =>
-            {
+            Happening::Unknown { .. } => self.clocks_at = Instant::now(),
+            Happening::Joined { .. } => self.joined = true,
+            Happening::Reply(incoming) => self.on_reply(&incoming, link).await?,
+            Happening::Other(_) | Happening::Closed | Happening::Back { .. } => {}
+            Happening::Lost { why } => {
+                self.warn(&format!(
+                    "connection to the server lost ({why}); reconnecting"
+                ));
+                self.joined = false;
+                self.ready_sent = false;
+                self.moved_for = None;
+                self.pressed_for = None;
                 self.move_request = None;
-                return match error.code {
-                    // Play waits for `resumed`, which says it is time again.
-                    ErrorCode::Paused => {
-                        self.paused = true;
-                        self.moved_for = None;
-                        None
-                    }
-                    // The set ended meanwhile (on time, by the arbiter): events tell.
-                    ErrorCode::SetOver => None,
-                    _ => Some(Step::Resync(format!(
-                        "the server refused the bot's move: {} ({})",
-                        error.message, error.code
-                    ))),
-                };
             }
-            // An event the protocol types do not describe still counts in the numbering.
-            Frame::Other(value) => {
-                let ours = value.get("match").and_then(|m| m.as_str()) == Some(&self.match_id);
-                if value.get("type").and_then(|t| t.as_str()) == Some("event") && ours {
-                    if let Some(seq) = value.get("seq").and_then(|s| s.as_u64()) {
-                        if let Some(step) = self.in_step(seq) {
-                            return step;
-                        }
-                        self.seq = Some(seq);
-                    }
-                }
-            }
-            _ => {}
+            Happening::Retrying { why } => self.warn(&format!("reconnecting failed: {why}")),
         }
-        None
+        let done = link
+            .state()
+            .filter(|s| ends && s.status == MatchStatus::Finished);
+        if let (Some(state), false) = (done, link.catching_up()) {
+            return Ok(Some(Finished {
+                me: seat_of(state),
+                round: state.round.clone(),
+            }));
+        }
+        Ok(None)
     }
+}
 
-    /// Checks that an event follows the last one: `Some(None)` skips a repeat, and a gap asks
-    /// for the events again.
-    fn in_step(&self, seq: u64) -> Option<Option<Step>> {
-        match self.seq {
-            Some(last) if seq <= last => Some(None),
-            Some(last) if seq > last + 1 => Some(Some(Step::Resync(format!(
-                "events {} to {} went missing",
-                last + 1,
-                seq - 1
-            )))),
-            _ => None,
-        }
-    }
+/// Sends on the link; a connection that broke meanwhile is the link's to report (as `Lost`),
+/// and whatever was not sent is sent again on the next connection.
+async fn send(link: &mut MatchLink, message: ClientMessage) -> Option<u64> {
+    link.send(message).await.ok()
 }
 
 /// The engine's answer; never ready when nothing is being thought about.
@@ -622,319 +469,55 @@ pub async fn play_match(
     seat_token: &str,
     cfg: Config,
 ) -> Result<Finished, String> {
-    let mut game = Game::new(match_id, cfg);
-    let mut lost_since: Option<Instant> = None;
-    let mut attempts: u32 = 0;
-    let mut resyncs: u32 = 0;
-    let mut joined_once = false;
-    loop {
-        let link = match Link::open(server, None, ATTEMPT_PATIENCE).await {
-            Ok((link, _, server_time_ms)) => {
-                let server_ms = i64::try_from(server_time_ms).unwrap_or(i64::MAX);
-                game.server_offset_ms = Some(server_ms.saturating_sub(unix_ms()));
-                Some(link)
-            }
-            // The first connection is not retried: a wrong address is better said at once.
-            Err(e) if !e.retriable || !(joined_once || game.cfg.retry_first) => {
-                return Err(e.message)
-            }
-            Err(e) => {
-                game.warn(&format!("reconnecting failed: {}", e.message));
-                None
-            }
-        };
-        if let Some(mut link) = link {
-            game.joined = false;
-            let moves_before = game.moves_seen;
-            let step = game.follow(&mut link, seat_token).await;
-            link.close().await;
-            if game.joined {
-                // Back in the match: a later loss gets the whole reconnection time again.
-                joined_once = true;
-                lost_since = None;
-            }
-            match step {
-                Step::Done(finished) => {
-                    game.print_round(&finished);
-                    return Ok(finished);
-                }
-                Step::Fatal(message) => return Err(message),
-                Step::Lost(why) => {
-                    if lost_since.is_none() {
-                        game.warn(&format!(
-                            "connection to the server lost ({why}); reconnecting"
-                        ));
-                        lost_since = Some(Instant::now());
-                        attempts = 0;
-                    }
-                    resyncs = 0;
-                }
-                Step::Resync(why) => {
-                    if game.moves_seen != moves_before {
-                        resyncs = 0;
-                    }
-                    resyncs += 1;
-                    if resyncs > MAX_RESYNCS {
-                        return Err(format!("the bot keeps losing track of the match: {why}"));
-                    }
-                    game.warn(&format!("{why}; joining again for the whole match"));
-                    game.seq = None;
-                    continue;
-                }
-            }
-        }
-        let since = *lost_since.get_or_insert_with(Instant::now);
-        if since.elapsed() >= game.cfg.reconnect_for {
-            return Err(format!(
-                "could not get back into match {match_id} within {:?}",
-                game.cfg.reconnect_for
-            ));
-        }
-        tokio::time::sleep(clock::backoff(attempts, game.cfg.seed)).await;
-        attempts = attempts.saturating_add(1);
-    }
-}
-
-impl Game {
-    fn new(match_id: &str, cfg: Config) -> Game {
-        Game {
+    let mut link = MatchLink::new(LinkOptions {
+        server: server.to_string(),
+        token: None,
+        entry: ClientMessage::Join {
             match_id: match_id.to_string(),
-            me: None,
-            seq: None,
-            kind: None,
-            variant: String::new(),
-            clock: None,
-            status: MatchStatus::Waiting,
-            set: 0,
-            paused: false,
-            position: None,
-            first_mover: None,
-            awaiting_press: None,
-            pending: None,
-            clocks: None,
-            server_offset_ms: None,
-            me_ready: false,
-            ready_sent: false,
-            moved_for: None,
-            pressed_for: None,
-            move_request: None,
-            printed_sets: 0,
-            round: None,
-            engine: None,
-            thinking: None,
-            engines_made: 0,
-            joined: false,
-            moves_seen: 0,
-            cfg,
-        }
-    }
-
-    fn print_round(&self, finished: &Finished) {
-        let round = &finished.round;
-        let points = format!(
-            "{}-{}",
-            round.set_points.p1.as_f64(),
-            round.set_points.p2.as_f64()
-        );
-        let who = match round.winner {
-            Winner::Draw => "draw".to_string(),
-            winner => {
-                let seat = winner.seat().map_or("?", Seat::as_str);
-                if winner.seat() == finished.me {
-                    format!("{seat} (the bot) wins")
-                } else {
-                    format!("{seat} wins")
+            seat_token: Some(seat_token.to_string()),
+            arbiter_token: None,
+            since_seq: None,
+            legal_moves: false,
+            history: false,
+        },
+        reconnect_for: cfg.reconnect_for,
+        retry_first: cfg.retry_first,
+    });
+    let mut bot = Bot {
+        cfg,
+        printed_sets: 0,
+        engine: None,
+        thinking: None,
+        engines_made: 0,
+        joined: false,
+        ready_sent: false,
+        moved_for: None,
+        pressed_for: None,
+        move_request: None,
+        clocks_at: Instant::now(),
+    };
+    let outcome = async {
+        loop {
+            let thinking = &mut bot.thinking;
+            tokio::select! {
+                happening = link.next() => {
+                    let happening = happening.map_err(|e: LinkError| e.to_string())?;
+                    if let Some(finished) = bot.on_happening(happening, &mut link).await? {
+                        return Ok(finished);
+                    }
+                }
+                answer = answer_of(thinking), if thinking.is_some() => {
+                    let turn = bot.thinking.take().map_or((0, 0), |(_, turn)| turn);
+                    bot.thought(answer, turn, &mut link).await?;
                 }
             }
-        };
-        self.say(&format!(
-            "round over: {who}, set points {points} ({})",
-            round.reason
-        ));
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn game() -> Game {
-        Game::new(
-            "m",
-            Config {
-                engine: EngineKind::Random,
-                level: 1,
-                seed: 1,
-                max_think: None,
-                reconnect_for: Duration::from_secs(1),
-                quiet: true,
-                retry_first: false,
-                label: String::new(),
-            },
-        )
-    }
-
-    fn frame(value: serde_json::Value) -> Frame {
-        super::super::link::decode(&value.to_string())
-    }
-
-    fn event(seq: u64, event: serde_json::Value) -> Frame {
-        frame(
-            json!({"type": "event", "match": "m", "seq": seq, "event": event,
-            "clocks": {"p1_ms": 60000, "p2_ms": 60000, "running": "p1", "paused": false,
-                       "server_time_ms": 1}}),
-        )
-    }
-
-    fn state(status: &str, moves: &[&str], to_move: &str) -> Frame {
-        frame(
-            json!({"type": "state", "match": "m", "seq": 5, "game": "pentago",
-            "variant": "tr", "sets_max": 3, "clock": {"initial_ms": 60000, "increment_ms": 0},
-            "warnings_limit": 3,
-            "players": {"p1": {"name": "a", "connected": true, "ready": false},
-                        "p2": {"name": "b", "connected": true, "ready": false}},
-            "status": status, "set": 1, "sets": [], "set_points": {"p1": 0, "p2": 0},
-            "warnings": {"p1": 0, "p2": 0}, "round": null, "paused": false,
-            "position": {"to_move": to_move, "first_mover": "p1", "moves": moves,
-                         "pending": null, "awaiting_press": null, "board": {}},
-            "clocks": null, "you": "p2"}),
-        )
-    }
-
-    #[test]
-    fn the_turn_follows_moves_and_presses() {
-        let mut g = game();
-        assert!(g
-            .on_frame(state("playing", &["a1sw"], "p2"), None)
-            .is_none());
-        assert_eq!(g.me, Some(Seat::P2));
-        assert!(g.my_turn());
-        assert!(g
-            .on_frame(
-                event(6, json!({"kind": "moved", "seat": "p2", "move": "b2sw"})),
-                None
-            )
-            .is_none());
-        // Moved but not pressed: nobody may move yet.
-        assert!(!g.my_turn());
-        g.on_frame(event(7, json!({"kind": "pressed", "seat": "p2"})), None);
-        assert!(!g.my_turn());
-        g.on_frame(
-            event(8, json!({"kind": "placed", "seat": "p1", "cell": "d4"})),
-            None,
-        );
-        g.on_frame(
-            event(
-                9,
-                json!({"kind": "rotated", "seat": "p1", "quadrant": "ne", "dir": "cw"}),
-            ),
-            None,
-        );
-        assert!(g
-            .on_frame(
-                event(10, json!({"kind": "moved", "seat": "p1", "move": "d4ne"})),
-                None,
-            )
-            .is_none());
-        assert!(!g.my_turn());
-        g.on_frame(event(11, json!({"kind": "pressed", "seat": "p1"})), None);
-        assert!(g.my_turn());
-        g.on_frame(event(12, json!({"kind": "paused"})), None);
-        assert!(!g.my_turn());
-        g.on_frame(event(13, json!({"kind": "resumed"})), None);
-        assert!(g.my_turn());
-        assert_eq!(g.turn(), Some((1, 3)));
-    }
-
-    #[test]
-    fn repeats_are_skipped_and_gaps_or_strange_moves_ask_for_the_state_again() {
-        let mut g = game();
-        g.on_frame(state("playing", &[], "p1"), None);
-        // An event already seen changes nothing.
-        g.on_frame(
-            event(5, json!({"kind": "moved", "seat": "p1", "move": "a1ne"})),
-            None,
-        );
-        assert_eq!(g.turn(), Some((1, 0)));
-        assert!(matches!(
-            g.on_frame(event(9, json!({"kind": "pressed", "seat": "p1"})), None),
-            Some(Step::Resync(_))
-        ));
-        assert!(matches!(
-            g.on_frame(
-                event(6, json!({"kind": "moved", "seat": "p1", "move": "z9"})),
-                None
-            ),
-            Some(Step::Resync(_))
-        ));
-        // An event of a kind this client does not know still counts.
-        let mut g = game();
-        g.on_frame(state("playing", &[], "p1"), None);
-        assert!(g
-            .on_frame(
-                event(6, json!({"kind": "fireworks", "colour": "red"})),
-                None
-            )
-            .is_none());
-        assert_eq!(g.seq, Some(6));
-        // Nonsense from the server does not panic.
-        for text in [
-            "",
-            "null",
-            "[]",
-            r#"{"type":"event"}"#,
-            r#"{"type":"state","match":"m"}"#,
-        ] {
-            g.on_frame(super::super::link::decode(text), None);
+            bot.act(&mut link).await?;
         }
-        // A state naming a game this client does not know ends the match with an error.
-        let mut g = game();
-        let Frame::Message(message) = state("waiting", &[], "p1") else {
-            panic!("the fixture is a state")
-        };
-        let mut strange = serde_json::to_value(message).unwrap();
-        strange["game"] = json!("chess");
-        assert!(matches!(
-            g.on_frame(frame(strange), None),
-            Some(Step::Fatal(_))
-        ));
     }
-
-    #[test]
-    fn sets_and_readiness() {
-        let mut g = game();
-        g.on_frame(state("waiting", &[], "p1"), None);
-        assert!(!g.me_ready);
-        g.on_frame(event(6, json!({"kind": "ready", "seat": "p2"})), None);
-        assert!(g.me_ready);
-        g.on_frame(
-            event(
-                7,
-                json!({"kind": "set_started", "set": 1, "first_mover": "p1"}),
-            ),
-            None,
-        );
-        assert!(!g.me_ready && g.status == MatchStatus::Playing);
-        g.on_frame(
-            event(
-                8,
-                json!({"kind": "set_ended", "set": 1, "first_mover": "p1",
-                "result": "0-1", "winner": "p2", "reason": "resign"}),
-            ),
-            None,
-        );
-        assert_eq!(g.status, MatchStatus::BetweenSets);
-        assert_eq!(g.printed_sets, 1);
-        g.on_frame(
-            event(
-                9,
-                json!({"kind": "round_ended", "winner": "p2",
-                "set_points": {"p1": 0, "p2": 2}, "points": {"p1": 0, "p2": 1}, "reason": "sets"}),
-            ),
-            None,
-        );
-        assert_eq!(g.status, MatchStatus::Finished);
-        assert!(g.round.is_some());
+    .await;
+    link.close().await;
+    if let Ok(finished) = &outcome {
+        bot.print_round(finished);
     }
+    outcome
 }

@@ -26,6 +26,13 @@ use play::{histogram, Run, Tally};
 
 const FAILURE: u8 = 1;
 
+fn parse_feature(text: &str) -> Result<Feature, String> {
+    Feature::parse(text).ok_or_else(|| {
+        let known: Vec<&str> = Feature::ALL.iter().map(|f| f.as_str()).collect();
+        format!("{text:?} is not an extension: {}", known.join(", "))
+    })
+}
+
 #[derive(Args, Clone)]
 pub struct LoadArgs {
     /// The server's (or the relay's) WebSocket address.
@@ -73,9 +80,10 @@ pub struct LoadArgs {
     /// Seconds to wait after every client has left before reading the server's memory again.
     #[arg(long, value_name = "S", default_value_t = 0)]
     settle: u64,
-    /// Ask for one frame per action (the `batch` extension), as the project's own clients do.
-    #[arg(long)]
-    batch: bool,
+    /// Extensions to ask for at hello, comma-separated (`batch,boards` as the project's own
+    /// clients do; none: protocol v1 as it was).
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = parse_feature)]
+    features: Vec<Feature>,
     /// A move seen later than this many milliseconds counts as late.
     #[arg(long, value_name = "MS", default_value_t = 100)]
     late_ms: u64,
@@ -183,10 +191,7 @@ pub async fn run(args: LoadArgs) -> ExitCode {
     let ramp = Duration::from_secs(args.ramp);
     let window_start = start + ramp + Duration::from_secs(args.warmup);
     let window_end = window_start + Duration::from_secs(args.duration);
-    let mut features = Vec::new();
-    if args.batch {
-        features.push(Feature::Batch);
-    }
+    let features = args.features.clone();
     let run = Arc::new(Run::new(
         args.server.clone(),
         args.token.clone(),
@@ -442,7 +447,7 @@ struct Report {
     game: String,
     think_ms: u64,
     window_s: u64,
-    batch: bool,
+    features: Vec<String>,
     moves: u64,
     moves_per_s: f64,
     late: u64,
@@ -475,7 +480,11 @@ fn report(args: &LoadArgs, counts: Counts, server: Option<ServerFigures>) -> Exi
         game: args.game.to_string(),
         think_ms: args.think,
         window_s: args.duration,
-        batch: args.batch,
+        features: args
+            .features
+            .iter()
+            .map(|f| f.as_str().to_string())
+            .collect(),
         moves: counts.moves,
         moves_per_s: counts.moves as f64 / args.duration.max(1) as f64,
         late: counts.late,
@@ -515,13 +524,17 @@ fn report(args: &LoadArgs, counts: Counts, server: Option<ServerFigures>) -> Exi
 
 fn print_report(r: &Report) {
     println!(
-        "hakem load: {} matches x {} spectators, {}, think {} ms, {} s measured{}",
+        "hakem load: {} matches x {} spectators, {}, think {} ms, {} s measured, extensions: {}",
         r.matches,
         r.spectators_per_match,
         r.game,
         r.think_ms,
         r.window_s,
-        if r.batch { ", batched events" } else { "" }
+        if r.features.is_empty() {
+            "none".to_string()
+        } else {
+            r.features.join(",")
+        }
     );
     println!(
         "moves {} ({:.1}/s), late (> {} ms) {}, lost {}, errors {}, connection failures {}, matches started {}",

@@ -8,11 +8,9 @@
 //! by creating the missing ones.
 
 use hakem_protocol::{CreateMatch, MatchState, PerSeat, RoundResult, Scope, Winner};
-use tokio::sync::oneshot;
+use hakem_round::Command;
 
 use super::{apply, Board, Tournament};
-use crate::room::RoomCommand;
-use hakem_round::Command;
 use crate::{App, TournamentBoard};
 
 /// The tournament of a match: tournament ids have no `-`, so it is what comes before `-r`.
@@ -24,7 +22,7 @@ fn tournament_of(match_id: &str) -> Option<&str> {
 pub(super) async fn open_matches(app: &App, t: &Tournament) {
     let boards: Vec<Board> = t.open_boards().cloned().collect();
     for board in boards {
-        if app.room(&board.match_id).await.is_some() {
+        if app.match_exists(&board.match_id).await {
             continue;
         }
         let (a, b) = (
@@ -56,10 +54,7 @@ pub(super) async fn open_matches(app: &App, t: &Tournament) {
 
 /// The spectator's state of a match, if it exists.
 pub(super) async fn snapshot(app: &App, match_id: &str) -> Option<MatchState> {
-    let room = app.room(match_id).await?;
-    let (reply, answer) = oneshot::channel();
-    room.tx.send(RoomCommand::Snapshot { reply }).await.ok()?;
-    answer.await.ok()
+    app.match_state(match_id).await
 }
 
 /// Ends a forfeited board's match by the arbiter's decision (a draw for a double forfeit);
@@ -78,24 +73,11 @@ pub(super) async fn end_by_forfeit(
             _ => "forfeit: a player did not show up".into(),
         },
     };
-    let outcome = match app.room(match_id).await {
-        Some(room) => {
-            let (reply, answer) = oneshot::channel();
-            let decree = RoomCommand::Decree {
-                command,
-                before_play,
-                reply,
-            };
-            match room.tx.send(decree).await {
-                Ok(()) => answer
-                    .await
-                    .unwrap_or_else(|_| Err("the room has stopped".into())),
-                Err(_) => Err("the room has stopped".into()),
-            }
-        }
+    match app.live(match_id) {
+        Some(room) => room.decree(command, before_play).await,
+        None if app.match_exists(match_id).await => Err("the match has ended".into()),
         None => Err("no such match".into()),
-    };
-    outcome
+    }
 }
 
 /// A room reports the end of its round: the result goes into its tournament.

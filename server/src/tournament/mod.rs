@@ -6,6 +6,8 @@
 //! match events. One lock per tournament keeps its changes in order.
 
 mod link;
+#[cfg(test)]
+mod restore_tests;
 
 use hakem_round::tournament as model;
 

@@ -4,16 +4,20 @@
 
 use hakem_protocol::tournament::{default_tiebreaks, CreateTournament, NewPlayer};
 use hakem_protocol::{MatchStatus, Scope, Seat, Winner};
-use hakem_server::room::RoomCommand;
 use hakem_round::Command;
-use hakem_server::store::Store;
-use hakem_server::tournament::{self, Caller};
-use hakem_server::{App, Limits};
-use tokio::sync::oneshot;
+
+use crate::store::Store;
+use crate::tournament::{self, Caller};
+use crate::{App, Limits, RoomSettings};
 
 async fn server(url: &str) -> std::sync::Arc<App> {
     let store = Store::open(url).await.expect("open the store");
-    App::new("organizer".into(), Some(store), Limits::default())
+    App::new(
+        "organizer".into(),
+        Some(store),
+        Limits::default(),
+        RoomSettings::default(),
+    )
 }
 
 fn create(players: &[&str]) -> CreateTournament {
@@ -65,22 +69,13 @@ async fn a_tournament_catches_up_with_its_matches_at_start() {
         .unwrap();
     let boards = view.pairings[0].boards.clone();
     assert_eq!(boards.len(), 2);
-    let room = first.room(&boards[0].match_id).await.unwrap();
-    let (reply, answer) = oneshot::channel();
+    let room = first.live(&boards[0].match_id).unwrap();
     let declare = Command::Declare {
         scope: Scope::Round,
         winner: Winner::P2,
         reason: "test".into(),
     };
-    room.tx
-        .send(RoomCommand::Decree {
-            command: declare,
-            before_play: false,
-            reply,
-        })
-        .await
-        .unwrap();
-    answer.await.unwrap().unwrap();
+    room.decree(declare, false).await.unwrap();
     assert_eq!(
         first.tournaments.view(&id).await.unwrap().pairings[0].boards[0].result,
         None
@@ -108,7 +103,7 @@ async fn a_tournament_catches_up_with_its_matches_at_start() {
     let view = second.tournaments.view(&id).await.unwrap();
     assert_eq!(view.pairings[0].boards[0].result.as_deref(), Some("0-1"));
     assert_eq!(view.pairings[0].boards[1].result, None);
-    let recreated = second.room(&boards[1].match_id).await.unwrap();
+    let recreated = second.live(&boards[1].match_id).unwrap();
     assert_eq!(recreated.summary().status, MatchStatus::Waiting);
     // Its players are seated by account again.
     let names = recreated.summary().players;

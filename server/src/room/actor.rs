@@ -1,0 +1,656 @@
+//! The room task: owns a match's round, numbers its events without gaps, stores them before
+//! anyone hears of them, sends them to every member, arms the timers (the running clock, the
+//! expiry of a match nobody plays, the retirement of a finished one) and publishes its state.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::ws::Utf8Bytes;
+use hakem_protocol::{
+    ErrorCode, ErrorReply, Event, MatchState, MatchStatus, PerSeat, ServerMessage,
+};
+use hakem_round::{Command, Millis, Refusal, Round};
+use serde_json::Value;
+use tokio::sync::{mpsc, watch};
+use tokio::time::Instant;
+
+use super::{
+    role_of, summary_of, Action, Credential, FinishSink, Join, Published, Role, RoomCommand,
+    RoomHandle, RoomSettings, Rooms, Start, Tokens, ROOM_QUEUE,
+};
+use crate::outbox::{self, encode, ConnId, Outbox};
+use crate::store::{Finish, NewEvent, Store};
+use crate::wall_clock_ms;
+
+struct Member {
+    role: Role,
+    outbox: Outbox,
+    legal_moves: bool,
+    batch: bool,
+    boards: bool,
+}
+
+/// One action's frames, as each kind of member takes them: with boards (as stored) or without
+/// (protocol v1 as it was), one frame each or in one `events` frame.
+struct Encoded {
+    full: Vec<Utf8Bytes>,
+    /// `None` where an event has no board (the frame is the same without).
+    plain: Vec<Option<Utf8Bytes>>,
+}
+
+impl Encoded {
+    fn frames(&self, boards: bool) -> Vec<Utf8Bytes> {
+        if boards {
+            return self.full.clone();
+        }
+        self.full
+            .iter()
+            .zip(&self.plain)
+            .map(|(full, plain)| plain.as_ref().unwrap_or(full).clone())
+            .collect()
+    }
+}
+
+/// What the room's single timer waits for next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Timer {
+    /// The running clock reaches zero.
+    Flag,
+    /// Nobody came to play.
+    Expire,
+    /// The round is over and the grace has passed.
+    Retire,
+}
+
+struct Room {
+    id: Arc<str>,
+    instance: u64,
+    round: Round,
+    tokens: Tokens,
+    seq: u64,
+    /// The last events (all of them without a store), for members who come back.
+    recent: VecDeque<Utf8Bytes>,
+    history: usize,
+    members: HashMap<ConnId, Member>,
+    /// Live connections per seat, to announce connects and disconnects once.
+    seat_connections: PerSeat<u32>,
+    epoch: Instant,
+    created_ms: u64,
+    /// When a match nobody plays expires.
+    expires_at: Instant,
+    /// When a finished room leaves memory.
+    retire_at: Option<Instant>,
+    settings: RoomSettings,
+    published: watch::Sender<Arc<Published>>,
+    rx: mpsc::Receiver<RoomCommand>,
+    /// Where events are written before anyone hears of them; `None` only in unit tests.
+    store: Option<Store>,
+    /// Members whose outbox overflowed or closed during a broadcast, to be removed after it.
+    dropped: Vec<ConnId>,
+    finished: Option<FinishSink>,
+    rooms: Arc<Rooms>,
+}
+
+pub(super) fn spawn(start: Start, instance: u64, rooms: Arc<Rooms>) -> RoomHandle {
+    let Start {
+        id,
+        round,
+        tokens,
+        frames,
+        created_ms,
+        store,
+        finished,
+        settings,
+    } = start;
+    let (tx, rx) = mpsc::channel(ROOM_QUEUE);
+    let seq = frames.len() as u64;
+    // Without a store, memory is the only history there is.
+    let history = if store.is_some() {
+        settings.history.max(1)
+    } else {
+        usize::MAX
+    };
+    let keep = frames.len().saturating_sub(history);
+    let recent: VecDeque<Utf8Bytes> = frames.into_iter().skip(keep).map(Utf8Bytes::from).collect();
+    let epoch = Instant::now();
+    // The expiry counts from the match's creation, across restarts.
+    let age = Duration::from_millis(wall_clock_ms().saturating_sub(created_ms));
+    let expires_at = epoch + settings.expire_after.saturating_sub(age);
+    let mut state = round.state(&id, seq, 0, wall_clock_ms());
+    if round.status() != MatchStatus::Finished {
+        // Nobody is connected to a room that has just started (its first act says so).
+        state.players.p1.connected = false;
+        state.players.p2.connected = false;
+    }
+    let (published, subscribed) = watch::channel(Arc::new(Published {
+        state,
+        at: epoch,
+        created_ms,
+    }));
+    metrics::gauge!("hakem_rooms").increment(1.0);
+    if round.status() != MatchStatus::Finished {
+        metrics::gauge!("hakem_live_matches").increment(1.0);
+    }
+    let retire_at =
+        (round.status() == MatchStatus::Finished).then(|| epoch + settings.retire_after);
+    let room = Room {
+        id: Arc::from(id),
+        instance,
+        round,
+        tokens,
+        seq,
+        recent,
+        history,
+        members: HashMap::new(),
+        seat_connections: PerSeat::default(),
+        epoch,
+        created_ms,
+        expires_at,
+        retire_at,
+        settings,
+        published,
+        rx,
+        store,
+        dropped: Vec::new(),
+        finished,
+        rooms,
+    };
+    tokio::spawn(room.run());
+    RoomHandle {
+        instance,
+        tx,
+        published: subscribed,
+    }
+}
+
+async fn sleep_until(deadline: Option<Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline).await,
+        None => std::future::pending().await,
+    }
+}
+
+impl Room {
+    async fn run(mut self) {
+        // After a restart nobody is connected yet, whatever the log of a live match last said.
+        for seat in hakem_protocol::Seat::BOTH {
+            if *self.round.connected().get(seat) && self.round.status() != MatchStatus::Finished {
+                self.run_command(None, Command::Disconnected { seat }, None, None)
+                    .await;
+            }
+        }
+        loop {
+            let (timer, deadline) = self.next_timer();
+            tokio::select! {
+                command = self.rx.recv() => match command {
+                    Some(command) => self.on_command(command).await,
+                    None => break,
+                },
+                _ = sleep_until(deadline), if deadline.is_some() => match timer {
+                    Some(Timer::Flag) => self.flag(deadline).await,
+                    Some(Timer::Expire) => {
+                        self.run_command(None, Command::Expire, None, None).await;
+                    }
+                    Some(Timer::Retire) | None => break,
+                },
+            }
+        }
+        self.retire().await;
+    }
+
+    /// The earliest of the timers that apply now.
+    fn next_timer(&self) -> (Option<Timer>, Option<Instant>) {
+        let flag = self
+            .round
+            .clock_deadline()
+            .map(|ms| self.epoch + Duration::from_millis(ms));
+        let expire = self.expires().then_some(self.expires_at);
+        [
+            (Timer::Flag, flag),
+            (Timer::Expire, expire),
+            (Timer::Retire, self.retire_at),
+        ]
+        .into_iter()
+        .filter_map(|(timer, at)| at.map(|at| (timer, at)))
+        .min_by_key(|&(_, at)| at)
+        .map_or((None, None), |(timer, at)| (Some(timer), Some(at)))
+    }
+
+    /// Whether the match may expire: its first set never started, it is no tournament's
+    /// board (the arbiter forfeits those), and no player (but the house bot) is at it.
+    fn expires(&self) -> bool {
+        let config = self.round.config();
+        self.round.status() == MatchStatus::Waiting
+            && self.round.sets().is_empty()
+            && config.tournament.is_none()
+            && hakem_protocol::Seat::BOTH.iter().all(|&seat| {
+                config.house_bot == Some(seat) || *self.seat_connections.get(seat) == 0
+            })
+    }
+
+    async fn flag(&mut self, deadline: Option<Instant>) {
+        let before = self.round.sets().len();
+        self.run_command(None, Command::Flag, None, None).await;
+        if let (Some(deadline), true) = (deadline, self.round.sets().len() > before) {
+            metrics::histogram!("hakem_flag_lateness_seconds")
+                .record(deadline.elapsed().as_secs_f64());
+        }
+    }
+
+    /// Leaves the registry, answers what is still queued, and ends.
+    async fn retire(mut self) {
+        self.rooms.retire(&self.id, self.instance);
+        self.rx.close();
+        while let Some(command) = self.rx.recv().await {
+            self.on_command(command).await;
+        }
+        // Whoever is still connected is told the seats are empty: a later reader of the match
+        // finds nobody at it.
+        for seat in hakem_protocol::Seat::BOTH {
+            if *self.round.connected().get(seat) {
+                self.run_command(None, Command::Disconnected { seat }, None, None)
+                    .await;
+            }
+        }
+        for member in self.members.values() {
+            metrics::gauge!("hakem_room_members", "role" => member.role.metric_label())
+                .decrement(1.0);
+        }
+        metrics::gauge!("hakem_rooms").decrement(1.0);
+        tracing::debug!(match_id = %self.id, "room retired");
+    }
+
+    /// Milliseconds since the room started, on tokio's clock (paused in tests).
+    fn now(&self) -> Millis {
+        self.epoch.elapsed().as_millis() as Millis
+    }
+
+    async fn on_command(&mut self, command: RoomCommand) {
+        match command {
+            RoomCommand::Join(join) => self.join(join).await,
+            RoomCommand::Leave { conn } => {
+                self.dropped.push(conn);
+                self.settle_dropped().await;
+            }
+            RoomCommand::Act {
+                conn,
+                action,
+                outbox,
+                re,
+                received,
+            } => self.act(conn, action, &outbox, re, received).await,
+            RoomCommand::Decree {
+                command,
+                before_play,
+                reply,
+            } => {
+                let begun =
+                    self.round.status() != MatchStatus::Waiting || !self.round.sets().is_empty();
+                let outcome = if before_play && begun {
+                    Err("the match has begun".to_string())
+                } else {
+                    self.commit(command).await.map_err(|r| r.message)
+                };
+                let _ = reply.send(outcome);
+                Box::pin(self.settle_dropped()).await;
+            }
+        }
+    }
+
+    /// The state `role` sees now, with the legal moves if asked for.
+    fn state(&self, role: Role, with_legal_moves: bool) -> MatchState {
+        let mut state = self
+            .round
+            .state(&self.id, self.seq, self.now(), wall_clock_ms());
+        state.you = Some(role.as_str().to_string());
+        if with_legal_moves {
+            state.position.legal_moves = Some(match role {
+                Role::Player(seat) => self.round.legal_moves(seat),
+                _ => Vec::new(),
+            });
+        }
+        state
+    }
+
+    async fn join(&mut self, join: Join) {
+        let Join {
+            conn,
+            credential,
+            since_seq,
+            history,
+            legal_moves,
+            batch,
+            boards,
+            outbox,
+            re,
+        } = join;
+        let Some(role) = role_of(&credential, &self.tokens) else {
+            let message = match credential {
+                Credential::Arbiter(_) => "wrong arbiter token",
+                _ => "wrong seat token",
+            };
+            self.refuse(&outbox, re, ErrorCode::Unauthorized, message);
+            return;
+        };
+        // A second join from the same connection replaces the first; in the same role (a
+        // client catching up after a gap) nobody left or came.
+        let again = self.members.get(&conn).is_some_and(|m| m.role == role);
+        if self.members.contains_key(&conn) && !again {
+            self.dropped.push(conn);
+            self.settle_dropped().await;
+        }
+        if again {
+            metrics::gauge!("hakem_room_members", "role" => role.metric_label()).decrement(1.0);
+        }
+        self.members.insert(
+            conn,
+            Member {
+                role,
+                outbox: outbox.clone(),
+                legal_moves,
+                batch,
+                boards,
+            },
+        );
+        metrics::gauge!("hakem_room_members", "role" => role.metric_label()).increment(1.0);
+        match since_seq {
+            Some(since) if since <= self.seq => self.catch_up(&outbox, since + 1, boards),
+            None if history => {
+                // The match as it was created, then everything since: the member folds it all.
+                let mut first =
+                    Round::new(self.round.config().clone()).state(&self.id, 0, 0, wall_clock_ms());
+                first.you = Some(role.as_str().to_string());
+                outbox.send_message(&ServerMessage::State(Box::new(first)));
+                self.catch_up(&outbox, 1, boards);
+                if legal_moves {
+                    let state = self.state(role, true);
+                    outbox.send_message(&ServerMessage::State(Box::new(state)));
+                }
+            }
+            _ => {
+                let state = self.state(role, legal_moves);
+                outbox.send_message(&ServerMessage::State(Box::new(state)));
+            }
+        }
+        if let (Role::Player(seat), false) = (role, again) {
+            let count = self.seat_connections.get_mut(seat);
+            *count += 1;
+            if *count == 1 && self.round.status() != MatchStatus::Finished {
+                self.run_command(None, Command::Connected { seat }, None, None)
+                    .await;
+            }
+        }
+        if re.is_some() {
+            outbox.send_message(&ServerMessage::Ack {
+                re,
+                match_id: Some(self.id.to_string()),
+                seq: Some(self.seq),
+            });
+        }
+    }
+
+    /// Sends the events from `from` on: those no longer in memory as a replay from the store
+    /// (read at the pace the member reads), then those in memory.
+    fn catch_up(&self, outbox: &Outbox, from: u64, boards: bool) {
+        if from > self.seq {
+            return;
+        }
+        let first_kept = self.seq + 1 - self.recent.len() as u64;
+        if from < first_kept {
+            outbox.replay(self.id.clone(), from, first_kept - 1, boards);
+        }
+        let skip = from.saturating_sub(first_kept) as usize;
+        for frame in self.recent.iter().skip(skip) {
+            if boards {
+                outbox.send(frame.clone());
+            } else {
+                outbox.send(outbox::without_board(frame.as_str()));
+            }
+        }
+    }
+
+    /// Removes the members in `dropped`; a seat whose last connection went is announced.
+    async fn settle_dropped(&mut self) {
+        while let Some(conn) = self.dropped.pop() {
+            let Some(member) = self.members.remove(&conn) else {
+                continue;
+            };
+            metrics::gauge!("hakem_room_members", "role" => member.role.metric_label())
+                .decrement(1.0);
+            if let Role::Player(seat) = member.role {
+                let count = self.seat_connections.get_mut(seat);
+                *count = count.saturating_sub(1);
+                if *count == 0 && *self.round.connected().get(seat) {
+                    self.run_command(None, Command::Disconnected { seat }, None, None)
+                        .await;
+                }
+            }
+        }
+    }
+
+    async fn act(
+        &mut self,
+        conn: ConnId,
+        action: Action,
+        outbox: &Outbox,
+        re: Option<Value>,
+        received: Instant,
+    ) {
+        let role = self.members.get(&conn).map(|member| member.role);
+        let refusal = match (role, action) {
+            (Some(Role::Arbiter), Action::Arbiter(command)) => {
+                return self
+                    .run_command(Some(outbox), command, re, Some(received))
+                    .await;
+            }
+            (Some(Role::Player(seat)), action) => match player_command(seat, action) {
+                Some(command) => {
+                    return self
+                        .run_command(Some(outbox), command, re, Some(received))
+                        .await
+                }
+                None => "only the arbiter can do that",
+            },
+            (None, _) => "join or watch the match first",
+            (Some(Role::Arbiter), _) => "the arbiter does not play",
+            (Some(Role::Spectator), _) => "spectators can only watch",
+        };
+        self.refuse(outbox, re, ErrorCode::Forbidden, refusal);
+    }
+
+    /// Runs a command through the round: its events are stored, then applied and sent to every
+    /// member; or the sender is told why not (and nothing changed).
+    async fn run_command(
+        &mut self,
+        sender: Option<&Outbox>,
+        command: Command,
+        re: Option<Value>,
+        received: Option<Instant>,
+    ) {
+        match self.commit(command).await {
+            Ok(()) => {
+                if let (Some(outbox), Some(_)) = (sender, &re) {
+                    outbox.send_message(&ServerMessage::Ack {
+                        re,
+                        match_id: Some(self.id.to_string()),
+                        seq: Some(self.seq),
+                    });
+                }
+                if let Some(received) = received {
+                    metrics::histogram!("hakem_action_seconds")
+                        .record(received.elapsed().as_secs_f64());
+                }
+            }
+            Err(refusal) => {
+                if let Some(outbox) = sender {
+                    self.send_refusal(outbox, re, refusal);
+                }
+            }
+        }
+        Box::pin(self.settle_dropped()).await;
+    }
+
+    /// Decides a command, stores its events, then applies and broadcasts them.
+    async fn commit(&mut self, command: Command) -> Result<(), Refusal> {
+        let now = self.now();
+        let server_time_ms = wall_clock_ms();
+        let (next, frames) =
+            self.round
+                .step(command, now, server_time_ms, &self.id, self.seq + 1)?;
+        if frames.is_empty() {
+            return Ok(());
+        }
+        let count = frames.len() as u64;
+        let mut encoded = Encoded {
+            full: Vec::with_capacity(frames.len()),
+            plain: Vec::with_capacity(frames.len()),
+        };
+        for mut frame in frames {
+            if matches!(frame.event, Event::Moved { .. }) {
+                metrics::counter!("hakem_moves_total").increment(1);
+            }
+            let plain = frame.event.without_board();
+            encoded
+                .full
+                .push(encode(&ServerMessage::Event(Box::new(frame.clone()))));
+            encoded.plain.push(plain.map(|event| {
+                frame.event = event;
+                encode(&ServerMessage::Event(Box::new(frame)))
+            }));
+        }
+        let finished_now =
+            next.status() == MatchStatus::Finished && self.round.status() != MatchStatus::Finished;
+        let seq = self.seq + count;
+        if let Some(store) = &self.store {
+            let events = encoded
+                .full
+                .iter()
+                .enumerate()
+                .map(|(i, frame)| NewEvent {
+                    seq: self.seq + 1 + i as u64,
+                    at_ms: server_time_ms,
+                    frame: frame.as_str().to_string(),
+                })
+                .collect();
+            let finish = finished_now.then(|| {
+                let state = next.state(&self.id, seq, now, server_time_ms);
+                let summary = summary_of(&state, self.created_ms, Some(server_time_ms));
+                Finish {
+                    at_ms: server_time_ms,
+                    summary: serde_json::to_string(&summary).unwrap_or_default(),
+                }
+            });
+            if let Err(e) = store.append(&self.id, events, finish).await {
+                tracing::error!(match_id = %self.id, error = %e, "events not stored");
+                return Err(Refusal::new(
+                    ErrorCode::Internal,
+                    "the server could not store this action; nothing changed, try again",
+                ));
+            }
+        }
+        if finished_now {
+            metrics::gauge!("hakem_live_matches").decrement(1.0);
+            self.retire_at = Some(Instant::now() + self.settings.retire_after);
+        }
+        self.round = next;
+        self.seq = seq;
+        for frame in &encoded.full {
+            if self.recent.len() == self.history {
+                self.recent.pop_front();
+            }
+            self.recent.push_back(frame.clone());
+        }
+        self.broadcast(&encoded);
+        self.publish();
+        self.send_turn_states();
+        if finished_now {
+            if let (Some(sink), Some(result)) = (&self.finished, self.round.result()) {
+                let _ = sink.send((self.id.to_string(), result.clone()));
+            }
+        }
+        Ok(())
+    }
+
+    /// Sends one action's frames to every member: each alone, or in one `events` frame to
+    /// members who asked for batches; with boards to those who asked for them.
+    fn broadcast(&mut self, encoded: &Encoded) {
+        // [boards][batched], made when a member first needs it.
+        let mut made: [[Option<Vec<Utf8Bytes>>; 2]; 2] = Default::default();
+        for (&conn, member) in &self.members {
+            let batched = member.batch && encoded.full.len() > 1;
+            let frames =
+                made[usize::from(member.boards)][usize::from(batched)].get_or_insert_with(|| {
+                    let frames = encoded.frames(member.boards);
+                    if batched {
+                        vec![outbox::batch(&self.id, &frames)]
+                    } else {
+                        frames
+                    }
+                });
+            if !frames.iter().all(|frame| member.outbox.send(frame.clone())) {
+                self.dropped.push(conn);
+            }
+        }
+    }
+
+    fn publish(&self) {
+        let state = self
+            .round
+            .state(&self.id, self.seq, self.now(), wall_clock_ms());
+        self.published.send_replace(Arc::new(Published {
+            state,
+            at: Instant::now(),
+            created_ms: self.created_ms,
+        }));
+    }
+
+    /// Members who asked for legal moves get a fresh `state` (with them) when it is their turn,
+    /// so that a bot without a rules engine can play.
+    fn send_turn_states(&self) {
+        let (Some(mover), None) = (self.round.to_move(), self.round.awaiting_press()) else {
+            return;
+        };
+        for member in self.members.values() {
+            if member.legal_moves && member.role == Role::Player(mover) {
+                let state = self.state(member.role, true);
+                member
+                    .outbox
+                    .send_message(&ServerMessage::State(Box::new(state)));
+            }
+        }
+    }
+
+    fn refuse(&self, outbox: &Outbox, re: Option<Value>, code: ErrorCode, message: &str) {
+        self.send_refusal(outbox, re, Refusal::new(code, message));
+    }
+
+    fn send_refusal(&self, outbox: &Outbox, re: Option<Value>, refusal: Refusal) {
+        metrics::counter!("hakem_errors_total", "code" => refusal.code.as_str()).increment(1);
+        outbox.send_message(&ServerMessage::Error(ErrorReply {
+            re,
+            code: refusal.code,
+            message: refusal.message,
+            match_id: Some(self.id.to_string()),
+            rule: refusal.rule.map(str::to_string),
+        }));
+    }
+}
+
+/// A player's action as a round command for `seat`; `None` for an arbiter's action.
+fn player_command(seat: hakem_protocol::Seat, action: Action) -> Option<Command> {
+    Some(match action {
+        Action::Place(cell) => Command::Place { seat, cell },
+        Action::Rotate(quadrant, dir) => Command::Rotate {
+            seat,
+            quadrant,
+            dir,
+        },
+        Action::Move(mv, press) => Command::Move { seat, mv, press },
+        Action::Press => Command::Press { seat },
+        Action::Ready => Command::Ready { seat },
+        Action::Resign => Command::Resign { seat },
+        Action::Claim(text) => Command::Claim { seat, text },
+        Action::Arbiter(_) => return None,
+    })
+}

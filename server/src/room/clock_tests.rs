@@ -1,0 +1,362 @@
+//! A room's own timers under tokio's paused clock: the set ends on time at exactly the
+//! configured moment, not a millisecond early, without any message arriving; a finished room
+//! retires after its grace; a match nobody plays expires; events beyond the history kept in
+//! memory are sent as a replay from the store; batches carry one action's events.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use hakem_protocol::{ClockConfig, Event, PerSeat, Seat, ServerMessage};
+use hakem_round::{MatchConfig, Round};
+use tokio::sync::{mpsc, Notify};
+
+use super::{Action, Credential, Join, RoomHandle, RoomSettings, Rooms, Start, Tokens};
+use crate::outbox::{Outbox, Outgoing};
+
+struct Member {
+    outbox: Outbox,
+    rx: mpsc::Receiver<Outgoing>,
+}
+
+impl Member {
+    fn new() -> Member {
+        let (tx, rx) = mpsc::channel(1024);
+        Member {
+            outbox: Outbox::new(tx, Arc::new(Notify::new())),
+            rx,
+        }
+    }
+
+    /// Every frame queued so far (replays as `None`).
+    fn drain(&mut self) -> Vec<Option<ServerMessage>> {
+        let mut out = Vec::new();
+        while let Ok(item) = self.rx.try_recv() {
+            out.push(match item {
+                Outgoing::Frame(frame) => Some(serde_json::from_str(frame.as_str()).unwrap()),
+                Outgoing::Replay { .. } => None,
+            });
+        }
+        out
+    }
+
+    fn events(&mut self) -> Vec<ServerMessage> {
+        self.drain().into_iter().flatten().collect()
+    }
+}
+
+fn event_kinds(messages: &[ServerMessage]) -> Vec<&'static str> {
+    messages
+        .iter()
+        .filter_map(|m| match m {
+            ServerMessage::Event(frame) => Some(frame.event.kind()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Lets the room task run everything it can without moving the clock.
+async fn settle() {
+    for _ in 0..50 {
+        tokio::task::yield_now().await;
+    }
+}
+
+fn tokens() -> Tokens {
+    Tokens {
+        seats: PerSeat::new("a".repeat(32), "b".repeat(32)),
+        arbiter: "c".repeat(32),
+        accounts: PerSeat::default(),
+    }
+}
+
+fn start_room(
+    rooms: &Arc<Rooms>,
+    clock: Option<ClockConfig>,
+    settings: RoomSettings,
+) -> RoomHandle {
+    let config = MatchConfig::new("pentago", None, 3, clock, 3, PerSeat::default()).unwrap();
+    rooms.start(Start {
+        id: "m1".into(),
+        round: Round::new(config),
+        tokens: tokens(),
+        frames: Vec::new(),
+        created_ms: crate::wall_clock_ms(),
+        store: None,
+        finished: None,
+        settings,
+    })
+}
+
+fn join(conn: u64, member: &Member, credential: Credential) -> Join {
+    Join {
+        conn,
+        credential,
+        since_seq: None,
+        history: false,
+        legal_moves: false,
+        batch: false,
+        boards: true,
+        outbox: member.outbox.clone(),
+        re: None,
+    }
+}
+
+async fn act(room: &RoomHandle, conn: u64, member: &Member, action: Action) {
+    room.act(
+        conn,
+        action,
+        member.outbox.clone(),
+        None,
+        tokio::time::Instant::now(),
+    )
+    .await
+    .unwrap();
+    settle().await;
+}
+
+async fn seated(rooms: &Arc<Rooms>, clock: ClockConfig) -> (RoomHandle, Member, Member) {
+    let room = start_room(rooms, Some(clock), RoomSettings::default());
+    let (p1, p2) = (Member::new(), Member::new());
+    for (conn, member, token) in [(1, &p1, "a"), (2, &p2, "b")] {
+        room.join(join(conn, member, Credential::Seat(token.repeat(32))))
+            .await
+            .unwrap();
+        settle().await;
+    }
+    for (conn, member) in [(1, &p1), (2, &p2)] {
+        act(&room, conn, member, Action::Ready).await;
+    }
+    (room, p1, p2)
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_set_ends_on_time_exactly_at_the_configured_time() {
+    let rooms = Arc::new(Rooms::default());
+    let clock = ClockConfig::default();
+    let (_room, mut p1, _p2) = seated(&rooms, clock).await;
+    assert!(event_kinds(&p1.events()).contains(&"set_started"));
+
+    tokio::time::advance(Duration::from_millis(clock.initial_ms - 1)).await;
+    settle().await;
+    assert_eq!(
+        event_kinds(&p1.events()),
+        Vec::<&str>::new(),
+        "a millisecond early"
+    );
+
+    tokio::time::advance(Duration::from_millis(1)).await;
+    settle().await;
+    let messages = p1.events();
+    assert_eq!(event_kinds(&messages), ["set_ended"]);
+    let ServerMessage::Event(frame) = &messages[0] else {
+        panic!("{messages:?}")
+    };
+    let Event::SetEnded(result) = &frame.event else {
+        panic!("{frame:?}")
+    };
+    assert_eq!(result.reason.as_str(), "time");
+    assert_eq!(result.winner, Some(Seat::P2));
+    let clocks = frame.clocks.unwrap();
+    assert_eq!((clocks.p1_ms, clocks.p2_ms), (0, clock.initial_ms));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_move_and_press_hand_the_running_clock_to_the_opponent() {
+    let rooms = Arc::new(Rooms::default());
+    let clock = ClockConfig {
+        initial_ms: 60_000,
+        increment_ms: 0,
+    };
+    let (room, mut p1, mut p2) = seated(&rooms, clock).await;
+    p1.drain();
+    p2.drain();
+    tokio::time::advance(Duration::from_millis(20_000)).await;
+    act(&room, 1, &p1, Action::Move("a1sw".into(), true)).await;
+    assert_eq!(event_kinds(&p2.events()), ["moved", "pressed"]);
+    // The published state counts the running clock down by itself.
+    tokio::time::advance(Duration::from_millis(5_000)).await;
+    assert_eq!(room.state().clocks.unwrap().p2_ms, 55_000);
+
+    // p1 used 20 s; p2 now has the full minute from the press.
+    tokio::time::advance(Duration::from_millis(54_999)).await;
+    settle().await;
+    assert!(event_kinds(&p2.events()).is_empty());
+    tokio::time::advance(Duration::from_millis(1)).await;
+    settle().await;
+    let messages = p2.events();
+    let ServerMessage::Event(frame) = &messages[0] else {
+        panic!("{messages:?}")
+    };
+    let clocks = frame.clocks.unwrap();
+    assert_eq!((clocks.p1_ms, clocks.p2_ms), (40_000, 0));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_finished_room_retires_after_its_grace_and_leaves_the_registry() {
+    let rooms = Arc::new(Rooms::default());
+    let settings = RoomSettings {
+        retire_after: Duration::from_secs(60),
+        ..RoomSettings::default()
+    };
+    let room = start_room(&rooms, None, settings);
+    let arbiter = Member::new();
+    room.join(join(9, &arbiter, Credential::Arbiter("c".repeat(32))))
+        .await
+        .unwrap();
+    settle().await;
+    act(
+        &room,
+        9,
+        &arbiter,
+        Action::Arbiter(hakem_round::Command::Declare {
+            scope: hakem_protocol::Scope::Round,
+            winner: hakem_protocol::Winner::Draw,
+            reason: "agreed".into(),
+        }),
+    )
+    .await;
+    assert_eq!(room.status(), hakem_protocol::MatchStatus::Finished);
+    tokio::time::advance(Duration::from_secs(59)).await;
+    settle().await;
+    assert!(rooms.contains("m1"), "still in its grace");
+    tokio::time::advance(Duration::from_secs(1)).await;
+    settle().await;
+    assert!(!rooms.contains("m1"), "retired");
+    assert_eq!(room.leave(9).await, Err(super::Gone));
+    // Its last state stays readable through the handle a reader held.
+    assert_eq!(room.state().status, hakem_protocol::MatchStatus::Finished);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_match_nobody_plays_expires_and_one_being_played_does_not() {
+    let rooms = Arc::new(Rooms::default());
+    let settings = RoomSettings {
+        expire_after: Duration::from_secs(3600),
+        retire_after: Duration::from_secs(10),
+        ..RoomSettings::default()
+    };
+    let room = start_room(&rooms, None, settings);
+    let mut watcher = Member::new();
+    room.join(join(5, &watcher, Credential::Spectator))
+        .await
+        .unwrap();
+    settle().await;
+    watcher.drain();
+    tokio::time::advance(Duration::from_secs(3599)).await;
+    settle().await;
+    assert!(event_kinds(&watcher.events()).is_empty());
+    tokio::time::advance(Duration::from_secs(1)).await;
+    settle().await;
+    assert_eq!(event_kinds(&watcher.events()), ["expired"]);
+    let state = room.state();
+    assert!(state.expired);
+    assert_eq!(state.status, hakem_protocol::MatchStatus::Finished);
+    tokio::time::advance(Duration::from_secs(10)).await;
+    settle().await;
+    assert!(!rooms.contains("m1"));
+
+    // A player at the table keeps the match from expiring.
+    let rooms = Arc::new(Rooms::default());
+    let room = start_room(&rooms, None, settings);
+    let p1 = Member::new();
+    room.join(join(1, &p1, Credential::Seat("a".repeat(32))))
+        .await
+        .unwrap();
+    tokio::time::advance(Duration::from_secs(7200)).await;
+    settle().await;
+    assert!(!room.state().expired);
+}
+
+#[tokio::test]
+async fn a_member_far_behind_gets_a_replay_then_the_events_in_memory() {
+    let rooms = Arc::new(Rooms::default());
+    let settings = RoomSettings {
+        history: 3,
+        ..RoomSettings::default()
+    };
+    let config = MatchConfig::new("pentago", None, 3, None, 3, PerSeat::default()).unwrap();
+    // A room with a store keeps only `history` events; without one it keeps all. Make the
+    // room believe older events are stored by starting it from stored frames.
+    let mut round = Round::new(config);
+    let mut frames = Vec::new();
+    for (i, event) in [
+        Event::PlayerConnected { seat: Seat::P1 },
+        Event::PlayerDisconnected { seat: Seat::P1 },
+        Event::PlayerConnected { seat: Seat::P2 },
+        Event::PlayerDisconnected { seat: Seat::P2 },
+        Event::Ready { seat: Seat::P1 },
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        round.apply(&event, 0);
+        let frame = hakem_protocol::EventFrame {
+            match_id: "m1".into(),
+            seq: i as u64 + 1,
+            event,
+            clocks: None,
+        };
+        frames.push(serde_json::to_string(&ServerMessage::Event(Box::new(frame))).unwrap());
+    }
+    let dir = std::env::temp_dir().join(format!("hakem-room-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let url = format!("sqlite://{}/{}.db", dir.display(), crate::tokens::new_id());
+    let store = crate::store::Store::open(&url).await.unwrap();
+    tokio::time::pause();
+    let room = rooms.start(Start {
+        id: "m1".into(),
+        round,
+        tokens: tokens(),
+        frames,
+        created_ms: crate::wall_clock_ms(),
+        store: Some(store),
+        finished: None,
+        settings,
+    });
+    let mut late = Member::new();
+    let mut entry = join(7, &late, Credential::Spectator);
+    entry.since_seq = Some(1);
+    room.join(entry).await.unwrap();
+    settle().await;
+    let got = late.drain();
+    // 2 comes from the store, 3..5 from memory.
+    assert!(got[0].is_none(), "{got:?}");
+    let seqs: Vec<u64> = got[1..]
+        .iter()
+        .map(|m| match m {
+            Some(ServerMessage::Event(frame)) => frame.seq,
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(seqs, [3, 4, 5]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_member_who_asked_for_batches_gets_one_frame_per_action() {
+    let rooms = Arc::new(Rooms::default());
+    let (room, mut p1, _p2) = seated(&rooms, ClockConfig::default()).await;
+    let mut batched = Member::new();
+    let mut entry = join(3, &batched, Credential::Spectator);
+    entry.batch = true;
+    room.join(entry).await.unwrap();
+    settle().await;
+    batched.drain();
+    p1.drain();
+    act(&room, 1, &p1, Action::Move("a1sw".into(), true)).await;
+    let items = batched.rx.try_recv().unwrap();
+    let Outgoing::Frame(frame) = items else {
+        panic!("a frame")
+    };
+    let value: serde_json::Value = serde_json::from_str(frame.as_str()).unwrap();
+    assert_eq!(value["type"], "events");
+    let kinds: Vec<&str> = value["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["event"]["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["moved", "pressed"]);
+    assert!(batched.rx.try_recv().is_err(), "one frame");
+    // Others still get one frame per event.
+    assert_eq!(event_kinds(&p1.events()), ["moved", "pressed"]);
+}

@@ -1,0 +1,434 @@
+//! Match rooms: one tokio task per live match ([`actor`]) owns its [`Round`], numbers every
+//! event, stores it before anyone hears of it, and sends it to players, arbiter and
+//! spectators. The rest of the server reaches a room only through its typed [`RoomHandle`]
+//! (the seam along which rooms can later live on other nodes); reads of its state never wait
+//! in its queue behind moves, since the room publishes its latest state after every change.
+//!
+//! A room whose round is over retires after a grace period: its task ends and it leaves the
+//! registry; the match stays readable from the store.
+
+mod actor;
+#[cfg(test)]
+mod clock_tests;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use dashmap::DashMap;
+use hakem_protocol::{MatchState, MatchStatus, MatchSummary, PerSeat, RoundResult, Seat};
+use hakem_round::{Command, MatchConfig, Round};
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio::time::Instant;
+
+use crate::outbox::{ConnId, Outbox};
+use crate::store::{MatchSpec, Store, StoredMatch};
+use crate::tokens::Token;
+
+/// Commands waiting for a room; a full queue makes senders wait, never drops a move.
+const ROOM_QUEUE: usize = 256;
+
+/// How a connection enters a room.
+#[derive(Clone, Debug)]
+pub enum Credential {
+    Seat(String),
+    Arbiter(String),
+    Spectator,
+}
+
+/// What a member may do in a room.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    Player(Seat),
+    Arbiter,
+    Spectator,
+}
+
+impl Role {
+    /// `player`, `arbiter` or `spectator`.
+    pub fn metric_label(self) -> &'static str {
+        match self {
+            Role::Player(_) => "player",
+            Role::Arbiter => "arbiter",
+            Role::Spectator => "spectator",
+        }
+    }
+
+    /// `p1`, `p2`, `arbiter` or `spectator`: the `you` of a `state`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Player(seat) => seat.as_str(),
+            Role::Arbiter => "arbiter",
+            Role::Spectator => "spectator",
+        }
+    }
+}
+
+/// The role a credential gives in a match with these tokens; `None` for a wrong token.
+pub fn role_of(credential: &Credential, tokens: &Tokens) -> Option<Role> {
+    use crate::tokens::same_token;
+    match credential {
+        Credential::Spectator => Some(Role::Spectator),
+        Credential::Arbiter(token) => same_token(&tokens.arbiter, token).then_some(Role::Arbiter),
+        Credential::Seat(token) => Seat::BOTH
+            .into_iter()
+            .find(|&seat| same_token(tokens.seats.get(seat), token))
+            .map(Role::Player),
+    }
+}
+
+/// A connection entering a room as a player, the arbiter or a spectator.
+#[derive(Debug)]
+pub struct Join {
+    pub conn: ConnId,
+    pub credential: Credential,
+    /// Send the events after this one instead of a `state`.
+    pub since_seq: Option<u64>,
+    /// Send the match's first state and every event since, so that the member sees the
+    /// match so far (unless `since_seq` is given).
+    pub history: bool,
+    /// Include the legal moves in every `state` sent to this member.
+    pub legal_moves: bool,
+    /// The member takes the events of one action in one `events` frame.
+    pub batch: bool,
+    /// The member takes boards in events.
+    pub boards: bool,
+    pub outbox: Outbox,
+    pub re: Option<Value>,
+}
+
+/// An action as a member sends it, before the room knows the seat.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Action {
+    Place(String),
+    Rotate(String, String),
+    Move(String, bool),
+    Press,
+    Ready,
+    Resign,
+    Claim(String),
+    Arbiter(Command),
+}
+
+/// The tokens of a match, and the accounts seated in it.
+#[derive(Clone, Debug)]
+pub struct Tokens {
+    pub seats: PerSeat<Token>,
+    pub arbiter: Token,
+    pub accounts: PerSeat<Option<String>>,
+}
+
+impl Tokens {
+    /// The tokens and accounts recorded in a stored match.
+    pub fn of_spec(spec: &MatchSpec) -> Tokens {
+        Tokens {
+            seats: spec.seat_tokens.clone(),
+            arbiter: spec.arbiter_token.clone(),
+            accounts: spec.accounts.clone(),
+        }
+    }
+}
+
+/// The settings and secrets of a match, as stored.
+pub fn spec_of(config: &MatchConfig, tokens: &Tokens) -> MatchSpec {
+    MatchSpec {
+        game: config.game.as_str().to_string(),
+        variant: config.variant.to_string(),
+        sets: config.sets,
+        clock: config.clock,
+        warnings_limit: config.warnings_limit,
+        players: config.players.clone(),
+        untimed_ply_limit: config.untimed_ply_limit,
+        seat_tokens: tokens.seats.clone(),
+        arbiter_token: tokens.arbiter.clone(),
+        accounts: tokens.accounts.clone(),
+        house_bot: None,
+        tournament: config.tournament.clone(),
+    }
+}
+
+/// The configuration of a stored match.
+pub fn config_of(spec: &MatchSpec) -> Result<MatchConfig, String> {
+    let mut config = MatchConfig::new(
+        &spec.game,
+        Some(&spec.variant),
+        spec.sets,
+        spec.clock,
+        spec.warnings_limit,
+        spec.players.clone(),
+    )?;
+    config.untimed_ply_limit = spec.untimed_ply_limit;
+    config.tournament = spec.tournament.clone();
+    config.house_bot = spec.house_bot.map(|bot| bot.seat);
+    Ok(config)
+}
+
+/// A stored match replayed: the round as its events left it, and its event frames.
+pub struct Replayed {
+    pub round: Round,
+    pub frames: Vec<String>,
+}
+
+/// Rebuilds a stored match by replaying its events; the clocks continue from the last
+/// recorded reading.
+pub fn replay(stored: StoredMatch) -> Result<(MatchSpec, Replayed), String> {
+    let config = config_of(&stored.spec)?;
+    let mut round = Round::new(config);
+    let mut last_clocks = None;
+    for (i, text) in stored.frames.iter().enumerate() {
+        let frame = match serde_json::from_str::<hakem_protocol::ServerMessage>(text) {
+            Ok(hakem_protocol::ServerMessage::Event(frame)) if frame.seq == i as u64 + 1 => frame,
+            _ => return Err(format!("match {}: event {} is damaged", stored.id, i + 1)),
+        };
+        round.apply(&frame.event, 0);
+        if frame.clocks.is_some() {
+            last_clocks = frame.clocks;
+        }
+    }
+    if let Some(reading) = last_clocks {
+        round.restore_clocks(&reading, 0);
+    }
+    Ok((
+        stored.spec,
+        Replayed {
+            round,
+            frames: stored.frames,
+        },
+    ))
+}
+
+/// How long rooms live, and how much of their history they keep in memory.
+#[derive(Clone, Copy, Debug)]
+pub struct RoomSettings {
+    /// A room whose round is over leaves memory after this long.
+    pub retire_after: Duration,
+    /// A match still waiting for its first set, with nobody at it, expires this long after
+    /// it was created.
+    pub expire_after: Duration,
+    /// Events kept in memory for members who come back; older ones are read from the store.
+    pub history: usize,
+}
+
+impl Default for RoomSettings {
+    fn default() -> RoomSettings {
+        RoomSettings {
+            retire_after: Duration::from_secs(60),
+            expire_after: Duration::from_secs(24 * 3600),
+            history: 256,
+        }
+    }
+}
+
+/// Where a room reports the end of its round (a tournament records the result).
+pub type FinishSink = mpsc::UnboundedSender<(String, RoundResult)>;
+
+/// The room is no longer running (it retired): ask the server again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Gone;
+
+/// What a room publishes after every change, for reads that must not wait in its queue.
+#[derive(Debug)]
+pub struct Published {
+    /// The spectator's state, with the clocks as they stood at `at`.
+    pub state: MatchState,
+    pub at: Instant,
+    pub created_ms: u64,
+}
+
+impl Published {
+    /// The state now: a running clock keeps going down after the reading.
+    pub fn state_now(&self) -> MatchState {
+        let mut state = self.state.clone();
+        let elapsed = self.at.elapsed();
+        if let Some(clocks) = &mut state.clocks {
+            let ms = u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX);
+            if let (Some(seat), false, MatchStatus::Playing) =
+                (clocks.running, clocks.paused, state.status)
+            {
+                match seat {
+                    Seat::P1 => clocks.p1_ms = clocks.p1_ms.saturating_sub(ms),
+                    Seat::P2 => clocks.p2_ms = clocks.p2_ms.saturating_sub(ms),
+                }
+            }
+            clocks.server_time_ms = clocks.server_time_ms.saturating_add(ms);
+        }
+        state
+    }
+
+    pub fn summary(&self) -> MatchSummary {
+        summary_of(&self.state, self.created_ms, None)
+    }
+}
+
+/// A match's line in the list.
+pub fn summary_of(state: &MatchState, created_ms: u64, finished_ms: Option<u64>) -> MatchSummary {
+    MatchSummary {
+        match_id: state.match_id.clone(),
+        game: state.game.clone(),
+        variant: state.variant.clone(),
+        players: PerSeat::new(state.players.p1.name.clone(), state.players.p2.name.clone()),
+        status: state.status,
+        set: state.set,
+        set_points: state.set_points,
+        tournament: state.tournament.clone(),
+        expired: state.expired,
+        created_ms: Some(created_ms),
+        finished_ms,
+    }
+}
+
+/// A request to a room.
+enum RoomCommand {
+    Join(Join),
+    Leave {
+        conn: ConnId,
+    },
+    Act {
+        conn: ConnId,
+        action: Action,
+        outbox: Outbox,
+        re: Option<Value>,
+        /// When the frame arrived, for the latency histogram.
+        received: Instant,
+    },
+    Decree {
+        command: Command,
+        before_play: bool,
+        reply: oneshot::Sender<Result<(), String>>,
+    },
+}
+
+/// The way to a room. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct RoomHandle {
+    instance: u64,
+    tx: mpsc::Sender<RoomCommand>,
+    published: watch::Receiver<Arc<Published>>,
+}
+
+impl std::fmt::Debug for RoomCommand {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RoomCommand")
+    }
+}
+
+impl RoomHandle {
+    async fn send(&self, command: RoomCommand) -> Result<(), Gone> {
+        self.tx.send(command).await.map_err(|_| Gone)
+    }
+
+    /// Enters the room: the room answers the member itself (`state` or events, then `ack`,
+    /// or an error).
+    pub async fn join(&self, join: Join) -> Result<(), Gone> {
+        self.send(RoomCommand::Join(join)).await
+    }
+
+    /// The connection leaves (or is gone); its seat's last connection leaving is announced.
+    pub async fn leave(&self, conn: ConnId) -> Result<(), Gone> {
+        self.send(RoomCommand::Leave { conn }).await
+    }
+
+    /// A member's action; the room answers it through `outbox`.
+    pub async fn act(
+        &self,
+        conn: ConnId,
+        action: Action,
+        outbox: Outbox,
+        re: Option<Value>,
+        received: Instant,
+    ) -> Result<(), Gone> {
+        self.send(RoomCommand::Act {
+            conn,
+            action,
+            outbox,
+            re,
+            received,
+        })
+        .await
+    }
+
+    /// A command of the server itself (a tournament's forfeit), stored and announced like an
+    /// arbiter's; with `before_play`, refused once a set has started. The outcome says whether
+    /// the round took it.
+    pub async fn decree(&self, command: Command, before_play: bool) -> Result<(), String> {
+        let (reply, answer) = oneshot::channel();
+        self.send(RoomCommand::Decree {
+            command,
+            before_play,
+            reply,
+        })
+        .await
+        .map_err(|_| "the match room has stopped".to_string())?;
+        answer
+            .await
+            .unwrap_or_else(|_| Err("the match room has stopped".into()))
+    }
+
+    /// The latest published state, the running clock brought up to now.
+    pub fn state(&self) -> MatchState {
+        self.published.borrow().state_now()
+    }
+
+    pub fn summary(&self) -> MatchSummary {
+        self.published.borrow().summary()
+    }
+
+    pub fn status(&self) -> MatchStatus {
+        self.published.borrow().state.status
+    }
+}
+
+/// The live rooms by match id.
+#[derive(Default)]
+pub struct Rooms {
+    map: DashMap<String, RoomHandle>,
+    next_instance: AtomicU64,
+}
+
+/// What a room needs to start.
+pub struct Start {
+    pub id: String,
+    pub round: Round,
+    pub tokens: Tokens,
+    /// The match's event frames so far (only the last ones are kept in memory).
+    pub frames: Vec<String>,
+    pub created_ms: u64,
+    pub store: Option<Store>,
+    pub finished: Option<FinishSink>,
+    pub settings: RoomSettings,
+}
+
+impl Rooms {
+    pub fn get(&self, id: &str) -> Option<RoomHandle> {
+        self.map.get(id).map(|room| room.value().clone())
+    }
+
+    pub fn contains(&self, id: &str) -> bool {
+        self.map.contains_key(id)
+    }
+
+    /// Every room's handle (a snapshot of the registry).
+    pub fn handles(&self) -> Vec<RoomHandle> {
+        self.map.iter().map(|e| e.value().clone()).collect()
+    }
+
+    /// Starts a room and registers it, unless a room of that match runs already: then that
+    /// one's handle is returned and `start` is dropped.
+    pub fn start(self: &Arc<Rooms>, start: Start) -> RoomHandle {
+        match self.map.entry(start.id.clone()) {
+            dashmap::mapref::entry::Entry::Occupied(entry) => entry.get().clone(),
+            dashmap::mapref::entry::Entry::Vacant(entry) => {
+                let instance = self.next_instance.fetch_add(1, Ordering::Relaxed);
+                let handle = actor::spawn(start, instance, self.clone());
+                entry.insert(handle.clone());
+                handle
+            }
+        }
+    }
+
+    /// Takes a retiring room out of the registry (if the entry is still that room).
+    fn retire(&self, id: &str, instance: u64) {
+        self.map.remove_if(id, |_, room| room.instance == instance);
+    }
+}
