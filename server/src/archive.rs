@@ -6,6 +6,8 @@ use std::sync::{Arc, Mutex};
 
 use hakem_protocol::{MatchState, MatchSummary};
 
+use hakem_round::Round;
+
 use crate::room::{self, Tokens};
 use crate::store::{MatchSpec, StoredMatch};
 use crate::wall_clock_ms;
@@ -15,8 +17,9 @@ const CACHED: usize = 256;
 
 /// A match read back from the store.
 pub struct Archived {
-    /// The spectator's state.
-    pub state: MatchState,
+    id: String,
+    round: Round,
+    seq: u64,
     pub spec: MatchSpec,
     pub tokens: Tokens,
     pub created_ms: u64,
@@ -27,18 +30,23 @@ impl Archived {
         let id = stored.id.clone();
         let created_ms = stored.created_ms;
         let (spec, replayed) = room::replay(stored)?;
-        let seq = replayed.frames.len() as u64;
-        let state = replayed.round.state(&id, seq, 0, wall_clock_ms());
         Ok(Archived {
+            id,
+            seq: replayed.frames.len() as u64,
+            round: replayed.round,
             tokens: Tokens::of_spec(&spec),
-            state,
             spec,
             created_ms,
         })
     }
 
+    /// The spectator's state.
+    pub fn state(&self) -> MatchState {
+        self.round.state(&self.id, self.seq, 0, wall_clock_ms())
+    }
+
     pub fn summary(&self, finished_ms: Option<u64>) -> MatchSummary {
-        room::summary_of(&self.state, self.created_ms, finished_ms)
+        room::summary_of_round(&self.id, &self.round, self.created_ms, finished_ms)
     }
 }
 

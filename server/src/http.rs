@@ -172,6 +172,17 @@ pub fn metrics_recorder() -> Result<PrometheusHandle, String> {
         .map_err(|e| e.to_string())
 }
 
+/// Folds the samples recorded since the last time into the histograms, every few seconds: the
+/// recorder keeps every sample until then, so without this a server nobody scrapes would grow
+/// without end.
+pub async fn metrics_upkeep(handle: PrometheusHandle) {
+    let mut every = tokio::time::interval(std::time::Duration::from_secs(5));
+    loop {
+        every.tick().await;
+        handle.run_upkeep();
+    }
+}
+
 /// Serves until `shutdown` completes.
 pub async fn serve(
     listener: TcpListener,

@@ -9,6 +9,7 @@ mod accounts;
 mod archive;
 mod house_bot;
 pub mod http;
+mod memory;
 mod outbox;
 mod room;
 mod session;
@@ -153,6 +154,11 @@ impl App {
 
     pub fn store(&self) -> Option<&Store> {
         self.store.as_ref()
+    }
+
+    /// Starts the server's own upkeep: memory that retired rooms left is given back.
+    pub fn run_upkeep(&self) {
+        tokio::spawn(memory::give_back());
     }
 
     /// Loads the tournaments from the store, brings each up to date with its matches (results
@@ -375,7 +381,7 @@ impl App {
     pub async fn match_state(&self, match_id: &str) -> Option<MatchState> {
         match self.find(match_id).await? {
             Found::Live(room) => Some(room.state()),
-            Found::Archived(archived) => Some(archived.state.clone()),
+            Found::Archived(archived) => Some(archived.state()),
         }
     }
 

@@ -80,7 +80,10 @@ async fn main() -> std::process::ExitCode {
     }
 
     let metrics = match hakem_server::http::metrics_recorder() {
-        Ok(handle) => Some(handle),
+        Ok(handle) => {
+            tokio::spawn(hakem_server::http::metrics_upkeep(handle.clone()));
+            Some(handle)
+        }
         Err(e) => {
             tracing::warn!(error = %e, "metrics disabled");
             None
@@ -152,6 +155,7 @@ async fn main() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     }
+    app.run_upkeep();
     match app.run_tournaments().await {
         Ok(0) => {}
         Ok(count) => tracing::info!(count, "tournaments loaded"),

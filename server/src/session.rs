@@ -700,7 +700,7 @@ impl Session {
                         }));
                         return;
                     };
-                    let mut state = archived.state.clone();
+                    let mut state = archived.state();
                     state.you = Some(role.as_str().to_string());
                     if entry.legal_moves {
                         state.position.legal_moves = Some(Vec::new());

@@ -3,10 +3,12 @@
 //!
 //! Rooms append events, and new matches are created, through one writer task that commits
 //! everything waiting in a single transaction (group commit): each waits for its commit before
-//! anyone is told, but many share one trip to the disk. A batch is written with one statement
-//! per table (a multi-row INSERT on SQLite, UNNEST of arrays on PostgreSQL), on a connection of
-//! the writer's own, so that each statement is prepared once. A batch that fails is written
-//! again one piece at a time, so that one room's bad append fails only that room.
+//! anyone is told, but many share one trip to the disk. A batch is one trip to the database:
+//! one statement per table, each taking all the batch's rows at once (SQLite reads them from a
+//! JSON array with `json_each`, PostgreSQL from arrays with UNNEST), on a connection of the
+//! writer's own, so that the text is prepared once whatever the batch's size. A batch that
+//! fails is written again one piece at a time, so that one room's bad append fails only that
+//! room.
 
 use std::str::FromStr;
 use std::time::{Duration, Instant};
@@ -34,9 +36,6 @@ const MIGRATIONS: &[(i64, &str)] = &[
 const WRITER_QUEUE: usize = 8192;
 /// The most writes committed in one transaction.
 const MAX_BATCH: usize = 1024;
-/// SQLite inserts rows in statements of 1, 2, 4, ... up to this many rows: a handful of
-/// statement shapes, each prepared once, for any batch size.
-const SQLITE_MAX_ROWS: usize = 128;
 
 #[derive(Debug, Clone)]
 pub struct StoreError(pub String);
@@ -206,11 +205,18 @@ impl Store {
         } else if url.starts_with("sqlite:") {
             // WAL lets readers go on during a commit; FULL makes each commit survive a power
             // failure, not only a crash of the process.
+            // The WAL is copied back into the database by the writer when it has nothing else
+            // to do, not by whichever commit happens to fill it: a checkpoint inside a commit
+            // would hold up every room waiting for that commit.
             let options = SqliteConnectOptions::from_str(url)?
                 .create_if_missing(true)
                 .journal_mode(SqliteJournalMode::Wal)
                 .synchronous(SqliteSynchronous::Full)
-                .busy_timeout(Duration::from_secs(10));
+                .busy_timeout(Duration::from_secs(10))
+                .pragma("wal_autocheckpoint", "0")
+                // A page cache of 1 MiB per connection (SQLite's default is 2): the index
+                // pages the writer needs fit, and an idle server stays small.
+                .pragma("cache_size", "-1024");
             let pool = SqlitePoolOptions::new()
                 .max_connections(4)
                 .connect_with(options)
@@ -226,7 +232,13 @@ impl Store {
         match &db {
             Db::Sqlite(pool) => {
                 let conn = pool.acquire().await?;
-                tokio::spawn(write_loop(Writer::Sqlite(pool.clone(), Some(conn)), queue));
+                let writer = Writer::Sqlite(
+                    pool.clone(),
+                    Some(conn),
+                    Texts::new(),
+                    Checkpoint::default(),
+                );
+                tokio::spawn(write_loop(writer, queue));
             }
             Db::Postgres(pool) => {
                 let conn = pool.acquire().await?;
@@ -564,9 +576,24 @@ async fn migrate(db: &Db) -> Result<(), StoreError> {
 
 /// The writer's own connection: its statements stay prepared on it.
 enum Writer {
-    Sqlite(SqlitePool, Option<PoolConnection<Sqlite>>),
+    Sqlite(
+        SqlitePool,
+        Option<PoolConnection<Sqlite>>,
+        Texts,
+        Checkpoint,
+    ),
     Postgres(PgPool, Option<PoolConnection<Postgres>>),
 }
+
+/// When the writer copies SQLite's WAL back into the database: after this many rows, at a
+/// moment when no write is waiting. The writer is the only one that writes, so the copy goes
+/// to the end of the WAL, and the next commit starts the WAL from its beginning again.
+#[derive(Default)]
+struct Checkpoint {
+    rows_since: usize,
+}
+
+const CHECKPOINT_ROWS: usize = 4000;
 
 /// The rows of a batch, gathered per table.
 #[derive(Default)]
@@ -613,131 +640,136 @@ impl<'a> Rows<'a> {
     }
 }
 
-/// `INSERT ... VALUES (?1, ?2), (?3, ?4), ...` for `rows` rows of `columns` values each.
-fn sqlite_values(head: &str, columns: usize, rows: usize) -> String {
-    let mut sql = String::from(head);
-    sql.push_str(" VALUES ");
-    for r in 0..rows {
-        if r > 0 {
-            sql.push(',');
-        }
-        sql.push('(');
-        for c in 0..columns {
-            if c > 0 {
-                sql.push(',');
-            }
-            sql.push_str(&format!("?{}", r * columns + c + 1));
-        }
-        sql.push(')');
+/// Rows per SQLite statement: a batch's rows go in statements of this many, the last one
+/// padded with NULL rows that are skipped, so that a batch's text depends only on how many
+/// statements it needs (a handful of texts, each prepared once), not on its exact size.
+const SQLITE_ROWS: usize = 8;
+
+/// `(?, ?, ...), ...`: the rows of a statement. The parameters are anonymous: sqlx binds a
+/// query's arguments to the statements of its text one after another.
+fn sqlite_rows(columns: usize) -> String {
+    let row = format!("({})", vec!["?"; columns].join(","));
+    vec![row; SQLITE_ROWS].join(",")
+}
+
+/// The text of a batch of `matches`, `events` and `finished` statements (not rows), in one
+/// transaction; padding rows are all NULL and skipped.
+fn sqlite_batch(matches: usize, events: usize, finished: usize) -> String {
+    let mut sql = String::from("BEGIN IMMEDIATE;\n");
+    for _ in 0..matches {
+        sql.push_str(&format!(
+            "INSERT INTO matches (id, created_ms, spec, finished) SELECT * FROM (VALUES {}) \
+             WHERE column1 IS NOT NULL;\n",
+            sqlite_rows(4)
+        ));
     }
+    for _ in 0..events {
+        sql.push_str(&format!(
+            "INSERT INTO events (match_id, seq, at_ms, frame) SELECT * FROM (VALUES {}) \
+             WHERE column1 IS NOT NULL;\n",
+            sqlite_rows(4)
+        ));
+    }
+    for _ in 0..finished {
+        sql.push_str(&format!(
+            "UPDATE matches SET finished = 1, finished_ms = v.column2, summary = v.column3 \
+             FROM (VALUES {}) AS v WHERE matches.id = v.column1;\n",
+            sqlite_rows(3)
+        ));
+    }
+    sql.push_str("COMMIT;");
     sql
 }
 
-/// Splits `n` rows into the statement sizes SQLite is given: powers of two, largest first.
-fn sqlite_chunks(mut n: usize) -> Vec<usize> {
-    let mut out = Vec::new();
-    while n > 0 {
-        let size = SQLITE_MAX_ROWS.min(1 << (usize::BITS - 1 - n.leading_zeros()));
-        out.push(size);
-        n -= size;
-    }
-    out
-}
+/// The same in one statement on PostgreSQL (its own transaction): the rows as arrays.
+const POSTGRES_BATCH: &str = "\
+WITH new_matches AS (
+    INSERT INTO matches (id, created_ms, spec, finished)
+    SELECT id, created_ms, spec, 0 FROM UNNEST($1::text[], $2::bigint[], $3::text[])
+        AS t(id, created_ms, spec)
+), new_events AS (
+    INSERT INTO events (match_id, seq, at_ms, frame)
+    SELECT * FROM UNNEST($4::text[], $5::bigint[], $6::bigint[], $7::text[])
+), ended AS (
+    UPDATE matches SET finished = 1, finished_ms = t.at_ms, summary = t.summary
+    FROM UNNEST($8::text[], $9::bigint[], $10::text[]) AS t(id, at_ms, summary)
+    WHERE matches.id = t.id
+)
+SELECT 1";
+
+/// The texts of the batches written so far, by their numbers of statements.
+type Texts = std::collections::HashMap<(usize, usize, usize), String>;
 
 async fn commit_sqlite(
     conn: &mut PoolConnection<Sqlite>,
+    texts: &mut Texts,
     rows: &Rows<'_>,
 ) -> Result<(), sqlx::Error> {
-    let mut tx = sqlx::Connection::begin(&mut **conn).await?;
-    let mut rest = &rows.matches[..];
-    for size in sqlite_chunks(rest.len()) {
-        let sql = sqlite_values(
-            "INSERT INTO matches (id, created_ms, spec, finished)",
-            4,
-            size,
-        );
-        let mut query = sqlx::query(&sql);
-        for (id, created_ms, spec) in &rest[..size] {
-            query = query.bind(*id).bind(*created_ms).bind(*spec).bind(0i64);
-        }
-        query.execute(&mut *tx).await?;
-        rest = &rest[size..];
+    let statements = |n: usize| n.div_ceil(SQLITE_ROWS);
+    let shape = (
+        statements(rows.matches.len()),
+        statements(rows.events.len()),
+        statements(rows.finished.len()),
+    );
+    let sql = texts
+        .entry(shape)
+        .or_insert_with(|| sqlite_batch(shape.0, shape.1, shape.2));
+    let mut query = sqlx::query(sql.as_str());
+    let pad = |n: usize| statements(n) * SQLITE_ROWS - n;
+    for (id, created_ms, spec) in &rows.matches {
+        query = query.bind(*id).bind(*created_ms).bind(*spec).bind(0i64);
     }
-    let mut rest = &rows.events[..];
-    for size in sqlite_chunks(rest.len()) {
-        let sql = sqlite_values("INSERT INTO events (match_id, seq, at_ms, frame)", 4, size);
-        let mut query = sqlx::query(&sql);
-        for (id, seq, at_ms, frame) in &rest[..size] {
-            query = query.bind(*id).bind(*seq).bind(*at_ms).bind(*frame);
-        }
-        query.execute(&mut *tx).await?;
-        rest = &rest[size..];
+    for _ in 0..pad(rows.matches.len()) * 4 {
+        query = query.bind(None::<String>);
+    }
+    for (id, seq, at_ms, frame) in &rows.events {
+        query = query.bind(*id).bind(*seq).bind(*at_ms).bind(*frame);
+    }
+    for _ in 0..pad(rows.events.len()) * 4 {
+        query = query.bind(None::<String>);
     }
     for (id, at_ms, summary) in &rows.finished {
-        sqlx::query(
-            "UPDATE matches SET finished = 1, finished_ms = ?1, summary = ?2 WHERE id = ?3",
-        )
-        .bind(*at_ms)
-        .bind(*summary)
-        .bind(*id)
-        .execute(&mut *tx)
-        .await?;
+        query = query.bind(*id).bind(*at_ms).bind(*summary);
     }
-    tx.commit().await
+    for _ in 0..pad(rows.finished.len()) * 3 {
+        query = query.bind(None::<String>);
+    }
+    let outcome = query.execute(&mut **conn).await;
+    if outcome.is_err() {
+        // The batch stopped inside its transaction: end it.
+        let _ = sqlx::query("ROLLBACK").execute(&mut **conn).await;
+    }
+    outcome.map(|_| ())
 }
 
 async fn commit_postgres(
     conn: &mut PoolConnection<Postgres>,
     rows: &Rows<'_>,
 ) -> Result<(), sqlx::Error> {
-    let mut tx = sqlx::Connection::begin(&mut **conn).await?;
-    if !rows.matches.is_empty() {
-        let ids: Vec<&str> = rows.matches.iter().map(|r| r.0).collect();
-        let created: Vec<i64> = rows.matches.iter().map(|r| r.1).collect();
-        let specs: Vec<&str> = rows.matches.iter().map(|r| r.2).collect();
-        sqlx::query(
-            "INSERT INTO matches (id, created_ms, spec, finished) \
-             SELECT id, created_ms, spec, 0 FROM UNNEST($1::text[], $2::bigint[], $3::text[]) \
-             AS t(id, created_ms, spec)",
-        )
-        .bind(ids)
-        .bind(created)
-        .bind(specs)
-        .execute(&mut *tx)
-        .await?;
-    }
-    if !rows.events.is_empty() {
-        let ids: Vec<&str> = rows.events.iter().map(|r| r.0).collect();
-        let seqs: Vec<i64> = rows.events.iter().map(|r| r.1).collect();
-        let ats: Vec<i64> = rows.events.iter().map(|r| r.2).collect();
-        let frames: Vec<&str> = rows.events.iter().map(|r| r.3).collect();
-        sqlx::query(
-            "INSERT INTO events (match_id, seq, at_ms, frame) \
-             SELECT * FROM UNNEST($1::text[], $2::bigint[], $3::bigint[], $4::text[])",
-        )
-        .bind(ids)
-        .bind(seqs)
-        .bind(ats)
-        .bind(frames)
-        .execute(&mut *tx)
-        .await?;
-    }
-    if !rows.finished.is_empty() {
-        let ids: Vec<&str> = rows.finished.iter().map(|r| r.0).collect();
-        let ats: Vec<i64> = rows.finished.iter().map(|r| r.1).collect();
-        let summaries: Vec<&str> = rows.finished.iter().map(|r| r.2).collect();
-        sqlx::query(
-            "UPDATE matches SET finished = 1, finished_ms = t.at_ms, summary = t.summary \
-             FROM UNNEST($1::text[], $2::bigint[], $3::text[]) AS t(id, at_ms, summary) \
-             WHERE matches.id = t.id",
-        )
-        .bind(ids)
-        .bind(ats)
-        .bind(summaries)
-        .execute(&mut *tx)
-        .await?;
-    }
-    tx.commit().await
+    let column = |n: usize| -> Vec<&str> {
+        match n {
+            0 => rows.matches.iter().map(|r| r.0).collect(),
+            1 => rows.matches.iter().map(|r| r.2).collect(),
+            2 => rows.events.iter().map(|r| r.0).collect(),
+            3 => rows.events.iter().map(|r| r.3).collect(),
+            4 => rows.finished.iter().map(|r| r.0).collect(),
+            _ => rows.finished.iter().map(|r| r.2).collect(),
+        }
+    };
+    sqlx::query(POSTGRES_BATCH)
+        .bind(column(0))
+        .bind(rows.matches.iter().map(|r| r.1).collect::<Vec<i64>>())
+        .bind(column(1))
+        .bind(column(2))
+        .bind(rows.events.iter().map(|r| r.1).collect::<Vec<i64>>())
+        .bind(rows.events.iter().map(|r| r.2).collect::<Vec<i64>>())
+        .bind(column(3))
+        .bind(column(4))
+        .bind(rows.finished.iter().map(|r| r.1).collect::<Vec<i64>>())
+        .bind(column(5))
+        .execute(&mut **conn)
+        .await
+        .map(|_| ())
 }
 
 impl Writer {
@@ -746,12 +778,13 @@ impl Writer {
     async fn commit(&mut self, writes: &[&Write]) -> Result<(), String> {
         let rows = Rows::of(writes.iter().copied());
         let outcome = match self {
-            Writer::Sqlite(pool, conn) => {
+            Writer::Sqlite(pool, conn, texts, checkpoint) => {
+                checkpoint.rows_since += rows.matches.len() + rows.events.len();
                 if conn.is_none() {
                     *conn = Some(pool.acquire().await.map_err(|e| e.to_string())?);
                 }
                 let c = conn.as_mut().expect("connection just acquired");
-                let outcome = commit_sqlite(c, &rows).await;
+                let outcome = commit_sqlite(c, texts, &rows).await;
                 if matches!(outcome, Err(sqlx::Error::Io(_))) {
                     *conn = None;
                 }
@@ -773,10 +806,38 @@ impl Writer {
     }
 }
 
+impl Writer {
+    /// Copies the WAL back into the database, if it is due.
+    async fn checkpoint(&mut self) {
+        let Writer::Sqlite(_, Some(conn), _, checkpoint) = self else {
+            return;
+        };
+        if checkpoint.rows_since < CHECKPOINT_ROWS {
+            return;
+        }
+        checkpoint.rows_since = 0;
+        let started = Instant::now();
+        if let Err(e) = sqlx::query("PRAGMA wal_checkpoint(PASSIVE)")
+            .execute(&mut **conn)
+            .await
+        {
+            tracing::warn!(error = %e, "WAL checkpoint failed");
+        }
+        metrics::histogram!("hakem_store_checkpoint_seconds")
+            .record(started.elapsed().as_secs_f64());
+    }
+}
+
 /// Takes writes off the queue and commits each batch in one transaction.
 async fn write_loop(mut writer: Writer, mut queue: mpsc::Receiver<Job>) {
     let mut batch: Vec<Job> = Vec::with_capacity(MAX_BATCH);
-    while queue.recv_many(&mut batch, MAX_BATCH).await > 0 {
+    loop {
+        if queue.is_empty() {
+            writer.checkpoint().await;
+        }
+        if queue.recv_many(&mut batch, MAX_BATCH).await == 0 {
+            break;
+        }
         let started = Instant::now();
         let all: Vec<&Write> = batch.iter().map(|job| &job.write).collect();
         let outcome = writer.commit(&all).await;
@@ -870,15 +931,14 @@ mod tests {
     }
 
     #[test]
-    fn batches_are_split_into_few_statement_shapes() {
-        assert_eq!(sqlite_chunks(0), Vec::<usize>::new());
-        assert_eq!(sqlite_chunks(1), [1]);
-        assert_eq!(sqlite_chunks(37), [32, 4, 1]);
-        assert_eq!(sqlite_chunks(300), [128, 128, 32, 8, 4]);
-        assert_eq!(sqlite_chunks(300).iter().sum::<usize>(), 300);
+    fn a_batch_is_a_few_statements_of_fixed_size() {
+        let sql = sqlite_batch(0, 2, 1);
+        assert!(sql.starts_with("BEGIN IMMEDIATE;") && sql.ends_with("COMMIT;"));
+        assert_eq!(sql.matches("INSERT INTO events").count(), 2);
+        assert_eq!(sql.matches("UPDATE matches").count(), 1);
         assert_eq!(
-            sqlite_values("INSERT INTO t (a, b)", 2, 2),
-            "INSERT INTO t (a, b) VALUES (?1,?2),(?3,?4)"
+            sql.matches('?').count(),
+            2 * 4 * SQLITE_ROWS + 3 * SQLITE_ROWS
         );
     }
 

@@ -77,7 +77,8 @@ pub struct LoadArgs {
     /// The measured window, in seconds.
     #[arg(long, value_name = "S", default_value_t = 30)]
     duration: u64,
-    /// Seconds to wait after every client has left before reading the server's memory again.
+    /// Seconds to wait after every client has left before reading the server's memory again
+    /// (matches still being played when the window closes are resigned, so that none is left).
     #[arg(long, value_name = "S", default_value_t = 0)]
     settle: u64,
     /// Extensions to ask for at hello, comma-separated (`batch,boards` as the project's own
@@ -342,6 +343,8 @@ struct Monitor {
 
 #[derive(Serialize, Clone, Copy)]
 struct ServerFigures {
+    /// Before the run's first connection.
+    rss_before_mib: f64,
     cpu_percent: f64,
     rss_start_mib: f64,
     rss_max_mib: f64,
@@ -361,6 +364,7 @@ impl Monitor {
             };
         };
         let slot = latest.clone();
+        let before = system::read(Some(pid)).map_or(0.0, |r| system::mib(r.rss_bytes));
         let task = tokio::spawn(async move {
             tokio::time::sleep_until(window_start).await;
             let Some(first) = system::read(Some(pid)) else {
@@ -380,6 +384,7 @@ impl Monitor {
                 };
                 max = max.max(now.rss_bytes);
                 let figures = ServerFigures {
+                    rss_before_mib: before,
                     cpu_percent: system::cpu_percent(&first, &now),
                     rss_start_mib: system::mib(first.rss_bytes),
                     rss_max_mib: system::mib(max),
@@ -553,8 +558,8 @@ fn print_report(r: &Report) {
     println!("spectator frames read: {}", r.spectator_frames);
     if let Some(s) = &r.server_process {
         print!(
-            "server: CPU {:.1}% of a core; RSS {:.1} MiB at the window's start, {:.1} max, {:.1} at its end",
-            s.cpu_percent, s.rss_start_mib, s.rss_max_mib, s.rss_end_mib
+            "server: CPU {:.1}% of a core; RSS {:.1} MiB before the run, {:.1} at the window's start, {:.1} max, {:.1} at its end",
+            s.cpu_percent, s.rss_before_mib, s.rss_start_mib, s.rss_max_mib, s.rss_end_mib
         );
         match s.rss_settled_mib {
             Some(settled) => println!(", {settled:.1} after every client left"),

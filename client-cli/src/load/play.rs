@@ -343,6 +343,15 @@ pub async fn slot(run: Arc<Run>, index: u64, spectators: Vec<mpsc::UnboundedSend
             }
             mover = 1 - mover;
         }
+        if run.over() && position.outcome().is_none() {
+            // The window closed mid-match: end it (one set a match, so one resignation ends
+            // the round), so that a run leaves no live match behind.
+            let id = run.id();
+            let resign = json!({"type": "resign", "id": id, "match": match_id});
+            if seats[0].1.send_text(resign.to_string()).await.is_ok() {
+                let _ = request_reply(seats[0].1, id).await;
+            }
+        }
     }
 }
 

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use axum::extract::ws::Utf8Bytes;
 use hakem_protocol::{
-    ErrorCode, ErrorReply, Event, MatchState, MatchStatus, PerSeat, ServerMessage,
+    ErrorCode, ErrorReply, Event, EventFrame, MatchState, MatchStatus, PerSeat, ServerMessage,
 };
 use hakem_round::{Command, Millis, Refusal, Round};
 use serde_json::Value;
@@ -16,7 +16,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
 use super::{
-    role_of, summary_of, Action, Credential, FinishSink, Join, Published, Role, RoomCommand,
+    role_of, summary_of_round, Action, Credential, FinishSink, Join, Published, Role, RoomCommand,
     RoomHandle, RoomSettings, Rooms, Start, Tokens, ROOM_QUEUE,
 };
 use crate::outbox::{self, encode, ConnId, Outbox};
@@ -34,9 +34,8 @@ struct Member {
 /// One action's frames, as each kind of member takes them: with boards (as stored) or without
 /// (protocol v1 as it was), one frame each or in one `events` frame.
 struct Encoded {
+    frames: Vec<EventFrame>,
     full: Vec<Utf8Bytes>,
-    /// `None` where an event has no board (the frame is the same without).
-    plain: Vec<Option<Utf8Bytes>>,
 }
 
 impl Encoded {
@@ -44,10 +43,19 @@ impl Encoded {
         if boards {
             return self.full.clone();
         }
-        self.full
+        self.frames
             .iter()
-            .zip(&self.plain)
-            .map(|(full, plain)| plain.as_ref().unwrap_or(full).clone())
+            .zip(&self.full)
+            .map(|(frame, full)| match frame.event.without_board() {
+                Some(event) => {
+                    let plain = EventFrame {
+                        event,
+                        ..frame.clone()
+                    };
+                    encode(&ServerMessage::Event(Box::new(plain)))
+                }
+                None => full.clone(),
+            })
             .collect()
     }
 }
@@ -66,7 +74,7 @@ enum Timer {
 struct Room {
     id: Arc<str>,
     instance: u64,
-    round: Round,
+    round: Arc<Round>,
     tokens: Tokens,
     seq: u64,
     /// The last events (all of them without a store), for members who come back.
@@ -117,16 +125,18 @@ pub(super) fn spawn(start: Start, instance: u64, rooms: Arc<Rooms>) -> RoomHandl
     // The expiry counts from the match's creation, across restarts.
     let age = Duration::from_millis(wall_clock_ms().saturating_sub(created_ms));
     let expires_at = epoch + settings.expire_after.saturating_sub(age);
-    let mut state = round.state(&id, seq, 0, wall_clock_ms());
-    if round.status() != MatchStatus::Finished {
-        // Nobody is connected to a room that has just started (its first act says so).
-        state.players.p1.connected = false;
-        state.players.p2.connected = false;
-    }
+    let id: Arc<str> = Arc::from(id);
+    let round = Arc::new(round);
+    let restarted = round.status() != MatchStatus::Finished
+        && (*round.connected().get(hakem_protocol::Seat::P1)
+            || *round.connected().get(hakem_protocol::Seat::P2));
     let (published, subscribed) = watch::channel(Arc::new(Published {
-        state,
-        at: epoch,
+        id: id.clone(),
+        round: round.clone(),
+        seq,
+        epoch,
         created_ms,
+        restarted,
     }));
     metrics::gauge!("hakem_rooms").increment(1.0);
     if round.status() != MatchStatus::Finished {
@@ -135,7 +145,7 @@ pub(super) fn spawn(start: Start, instance: u64, rooms: Arc<Rooms>) -> RoomHandl
     let retire_at =
         (round.status() == MatchStatus::Finished).then(|| epoch + settings.retire_after);
     let room = Room {
-        id: Arc::from(id),
+        id,
         instance,
         round,
         tokens,
@@ -258,6 +268,7 @@ impl Room {
                 .decrement(1.0);
         }
         metrics::gauge!("hakem_rooms").decrement(1.0);
+        crate::memory::room_retired();
         tracing::debug!(match_id = %self.id, "room retired");
     }
 
@@ -502,23 +513,16 @@ impl Room {
             return Ok(());
         }
         let count = frames.len() as u64;
-        let mut encoded = Encoded {
-            full: Vec::with_capacity(frames.len()),
-            plain: Vec::with_capacity(frames.len()),
-        };
-        for mut frame in frames {
-            if matches!(frame.event, Event::Moved { .. }) {
-                metrics::counter!("hakem_moves_total").increment(1);
-            }
-            let plain = frame.event.without_board();
-            encoded
-                .full
-                .push(encode(&ServerMessage::Event(Box::new(frame.clone()))));
-            encoded.plain.push(plain.map(|event| {
-                frame.event = event;
-                encode(&ServerMessage::Event(Box::new(frame)))
-            }));
-        }
+        let full = frames
+            .iter()
+            .map(|frame| {
+                if matches!(frame.event, Event::Moved { .. }) {
+                    metrics::counter!("hakem_moves_total").increment(1);
+                }
+                encode_event(frame)
+            })
+            .collect();
+        let encoded = Encoded { frames, full };
         let finished_now =
             next.status() == MatchStatus::Finished && self.round.status() != MatchStatus::Finished;
         let seq = self.seq + count;
@@ -534,8 +538,8 @@ impl Room {
                 })
                 .collect();
             let finish = finished_now.then(|| {
-                let state = next.state(&self.id, seq, now, server_time_ms);
-                let summary = summary_of(&state, self.created_ms, Some(server_time_ms));
+                let summary =
+                    summary_of_round(&self.id, &next, self.created_ms, Some(server_time_ms));
                 Finish {
                     at_ms: server_time_ms,
                     summary: serde_json::to_string(&summary).unwrap_or_default(),
@@ -553,7 +557,7 @@ impl Room {
             metrics::gauge!("hakem_live_matches").decrement(1.0);
             self.retire_at = Some(Instant::now() + self.settings.retire_after);
         }
-        self.round = next;
+        self.round = Arc::new(next);
         self.seq = seq;
         for frame in &encoded.full {
             if self.recent.len() == self.history {
@@ -595,13 +599,13 @@ impl Room {
     }
 
     fn publish(&self) {
-        let state = self
-            .round
-            .state(&self.id, self.seq, self.now(), wall_clock_ms());
         self.published.send_replace(Arc::new(Published {
-            state,
-            at: Instant::now(),
+            id: self.id.clone(),
+            round: self.round.clone(),
+            seq: self.seq,
+            epoch: self.epoch,
             created_ms: self.created_ms,
+            restarted: false,
         }));
     }
 
@@ -635,6 +639,42 @@ impl Room {
             rule: refusal.rule.map(str::to_string),
         }));
     }
+}
+
+/// An event frame as sent: `{"type":"event", ...the frame}` (what `ServerMessage::Event`
+/// writes), without moving the frame into a message.
+fn encode_event(frame: &EventFrame) -> Utf8Bytes {
+    struct Tagged<'a>(&'a EventFrame);
+    impl serde::Serialize for Tagged<'_> {
+        fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            use serde::ser::SerializeStruct;
+            let mut s = serializer.serialize_struct("EventFrame", 5)?;
+            s.serialize_field("type", "event")?;
+            s.serialize_field("match", &self.0.match_id)?;
+            s.serialize_field("seq", &self.0.seq)?;
+            s.serialize_field("event", &self.0.event)?;
+            s.serialize_field("clocks", &self.0.clocks)?;
+            s.end()
+        }
+    }
+    Utf8Bytes::from(serde_json::to_string(&Tagged(frame)).unwrap_or_default())
+}
+
+#[cfg(test)]
+#[test]
+fn an_event_frame_is_written_as_the_message_would_be() {
+    let frame = EventFrame {
+        match_id: "m\"1".into(),
+        seq: 7,
+        event: Event::Pressed {
+            seat: hakem_protocol::Seat::P2,
+        },
+        clocks: None,
+    };
+    assert_eq!(
+        encode_event(&frame).as_str(),
+        encode(&ServerMessage::Event(Box::new(frame))).as_str()
+    );
 }
 
 /// A player's action as a round command for `seat`; `None` for an arbiter's action.

@@ -227,52 +227,58 @@ pub type FinishSink = mpsc::UnboundedSender<(String, RoundResult)>;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Gone;
 
-/// What a room publishes after every change, for reads that must not wait in its queue.
+/// What a room publishes after every change, for reads that must not wait in its queue: the
+/// round itself (a room never changes a round in place, it replaces it), so that publishing
+/// costs nothing and a reader works out the state it wants, clocks brought up to the moment.
 #[derive(Debug)]
 pub struct Published {
-    /// The spectator's state, with the clocks as they stood at `at`.
-    pub state: MatchState,
-    pub at: Instant,
+    pub id: Arc<str>,
+    pub round: Arc<Round>,
+    pub seq: u64,
+    /// The room's clock: the round's times count from here.
+    pub epoch: Instant,
     pub created_ms: u64,
+    /// Just restarted from the store: whoever the log says is connected is not (yet).
+    pub restarted: bool,
 }
 
 impl Published {
-    /// The state now: a running clock keeps going down after the reading.
+    /// The spectator's state now.
     pub fn state_now(&self) -> MatchState {
-        let mut state = self.state.clone();
-        let elapsed = self.at.elapsed();
-        if let Some(clocks) = &mut state.clocks {
-            let ms = u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX);
-            if let (Some(seat), false, MatchStatus::Playing) =
-                (clocks.running, clocks.paused, state.status)
-            {
-                match seat {
-                    Seat::P1 => clocks.p1_ms = clocks.p1_ms.saturating_sub(ms),
-                    Seat::P2 => clocks.p2_ms = clocks.p2_ms.saturating_sub(ms),
-                }
-            }
-            clocks.server_time_ms = clocks.server_time_ms.saturating_add(ms);
+        let now = self.epoch.elapsed().as_millis() as hakem_round::Millis;
+        let mut state = self
+            .round
+            .state(&self.id, self.seq, now, crate::wall_clock_ms());
+        if self.restarted {
+            state.players.p1.connected = false;
+            state.players.p2.connected = false;
         }
         state
     }
 
     pub fn summary(&self) -> MatchSummary {
-        summary_of(&self.state, self.created_ms, None)
+        summary_of_round(&self.id, &self.round, self.created_ms, None)
     }
 }
 
-/// A match's line in the list.
-pub fn summary_of(state: &MatchState, created_ms: u64, finished_ms: Option<u64>) -> MatchSummary {
+/// A match's line in the list, from its round.
+pub fn summary_of_round(
+    id: &str,
+    round: &Round,
+    created_ms: u64,
+    finished_ms: Option<u64>,
+) -> MatchSummary {
+    let config = round.config();
     MatchSummary {
-        match_id: state.match_id.clone(),
-        game: state.game.clone(),
-        variant: state.variant.clone(),
-        players: PerSeat::new(state.players.p1.name.clone(), state.players.p2.name.clone()),
-        status: state.status,
-        set: state.set,
-        set_points: state.set_points,
-        tournament: state.tournament.clone(),
-        expired: state.expired,
+        match_id: id.to_string(),
+        game: config.game.as_str().to_string(),
+        variant: config.variant.to_string(),
+        players: config.players.clone(),
+        status: round.status(),
+        set: round.set_no(),
+        set_points: round.set_points(),
+        tournament: config.tournament.clone(),
+        expired: round.is_expired(),
         created_ms: Some(created_ms),
         finished_ms,
     }
@@ -375,7 +381,7 @@ impl RoomHandle {
     }
 
     pub fn status(&self) -> MatchStatus {
-        self.published.borrow().state.status
+        self.published.borrow().round.status()
     }
 }
 
