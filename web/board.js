@@ -58,21 +58,6 @@ export function pentagoTurnedCell(cell, quadrant, dir) {
   return String.fromCharCode(97 + qx + x) + (qy + y + 1);
 }
 
-/** Turns a quadrant of Pentago `rows` (rank 6 first) in place, for an instant picture. */
-export function pentagoTurnRows(rows, quadrant, dir) {
-  const grid = rows.map((row) => row.split(""));
-  const next = grid.map((row) => row.slice());
-  const qx = quadrant[1] === "e" ? 3 : 0;
-  const qy = quadrant[0] === "n" ? 3 : 0;
-  for (let x = 0; x < 3; x++) {
-    for (let y = 0; y < 3; y++) {
-      const [nx, ny] = dir === "cw" ? [y, 2 - x] : [2 - y, x];
-      next[5 - (qy + ny)][qx + nx] = grid[5 - (qy + y)][qx + x];
-    }
-  }
-  return next.map((row) => row.join(""));
-}
-
 /** Reads a Pentago move `d4ne`, `d4ne'` or `d4`. */
 export function parsePentagoMove(mv) {
   const m = /^([a-f][1-6])(?:(nw|ne|sw|se)('?))?$/.exec(mv || "");

@@ -1,9 +1,12 @@
 // The WebSocket connection to the server (protocol v1, see docs/protocol.md): the hello
 // handshake, requests answered by `re`, and a stream of `state` and `event` frames for the
-// page. It reconnects by itself and then lets the page join its match again.
+// page. It asks for one frame per action (`batch`, handed to the page event by event) and for
+// the board in every event (`boards`). It reconnects by itself and then lets the page join its
+// match again.
 
 const PROTOCOL = 1;
-const CLIENT = "hakem-web/0.1";
+const CLIENT = "hakem-web/0.2";
+const FEATURES = ["batch", "boards"];
 
 export class ServerError extends Error {
   constructor(reply) {
@@ -43,7 +46,7 @@ export class Connection {
       this.ws = ws;
       this.setStatus("connecting");
       ws.addEventListener("open", () => {
-        ws.send(JSON.stringify({ type: "hello", protocol: PROTOCOL, client: CLIENT }));
+        ws.send(JSON.stringify({ type: "hello", protocol: PROTOCOL, client: CLIENT, features: FEATURES }));
       });
       ws.addEventListener("message", (e) => {
         let frame;
@@ -121,6 +124,10 @@ export class Connection {
   }
 
   dispatch(frame) {
+    if (frame.type === "events" && Array.isArray(frame.events)) {
+      for (const event of frame.events) this.dispatch(event);
+      return;
+    }
     if (frame.re !== undefined && frame.re !== null && this.waiting.has(frame.re)) {
       const { resolve, reject } = this.waiting.get(frame.re);
       this.waiting.delete(frame.re);
@@ -152,11 +159,6 @@ async function getJson(path, missing) {
   const response = await fetch(path, { cache: "no-store" });
   if (!response.ok) throw new ServerError(await response.json().catch(() => ({ code: missing })));
   return response.json();
-}
-
-/** The whole state of a match as a spectator sees it, from the read-only HTTP API. */
-export function fetchState(matchId) {
-  return getJson(`/api/matches/${encodeURIComponent(matchId)}`, "unknown_match");
 }
 
 /** One line per tournament on the server: `{tournaments: [...]}`. */

@@ -33,8 +33,13 @@ const ASSETS: &[Asset] = &[
     asset!("style.css", "text/css; charset=utf-8"),
     asset!("app.js", JS),
     asset!("board.js", JS),
+    asset!("fold.js", JS),
     asset!("i18n.js", JS),
+    asset!("lobby.js", JS),
+    asset!("match.js", JS),
     asset!("net.js", JS),
+    asset!("tournament.js", JS),
+    asset!("ui.js", JS),
     asset!("words.js", JS),
     asset!("favicon.svg", "image/svg+xml"),
 ];

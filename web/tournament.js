@@ -1,0 +1,290 @@
+// A tournament (`#/tournament/ID`): its settings, the standings with tie-breaks, the pairings
+// of every round with links to the matches. It reads `/api/tournaments/ID` again every few
+// seconds until the tournament is finished.
+
+import { fetchTournament, trfUrl } from "./net.js";
+import { t } from "./i18n.js";
+import { el } from "./board.js";
+import {
+  boardResult,
+  byeWords,
+  describeError,
+  points,
+  pointsWords,
+  sideWords,
+  tiebreakHint,
+  tiebreakName,
+  tiebreakValue,
+} from "./words.js";
+import { announce, main } from "./ui.js";
+
+const TOURNAMENT_POLL_MS = 2500;
+
+export class TournamentView {
+  constructor(id) {
+    this.id = id;
+    this.model = null;
+    this.json = null;
+    this.fatal = null;
+    this.timer = null;
+    this.gone = false;
+    this.paint();
+    this.refresh();
+  }
+
+  destroy() {
+    this.gone = true;
+    clearTimeout(this.timer);
+  }
+
+  relabel() {
+    this.paint();
+  }
+
+  /** Fetches the view, then once more after a pause while the tournament is not finished. */
+  async refresh() {
+    clearTimeout(this.timer);
+    try {
+      const v = await fetchTournament(this.id);
+      if (this.gone) return;
+      this.update(v);
+    } catch (e) {
+      if (this.gone) return;
+      if (e.code === "unknown_tournament") {
+        this.fatal = e;
+        this.paint();
+        return;
+      }
+      // The server is out of reach for now: the next try comes with the next tick.
+    }
+    if (this.model?.status !== "finished") this.timer = setTimeout(() => this.refresh(), TOURNAMENT_POLL_MS);
+  }
+
+  update(v) {
+    const json = JSON.stringify(v);
+    if (json === this.json) return;
+    this.json = json;
+    const before = this.model;
+    this.model = v;
+    if (before) this.sayNews(before, v);
+    this.paint();
+  }
+
+  /** A completed round, a newly paired round and the end, through the polite live region. */
+  sayNews(before, v) {
+    if (v.completed_rounds > before.completed_rounds) announce(t("say_round_complete", { n: v.completed_rounds }));
+    if (v.current_round > before.current_round) announce(t("say_round_paired", { n: v.current_round }));
+    if (v.status === "finished" && before.status !== "finished") {
+      const first = v.standings.filter((s) => s.rank === 1).map((s) => s.name);
+      announce(t("say_tournament_finished", { names: first.join(", ") }));
+    }
+  }
+
+  name(id) {
+    return this.model.players.find((p) => p.id === id)?.name || `${t("col_no")} ${id}`;
+  }
+
+  statusLine() {
+    const v = this.model;
+    if (v.status === "registration") return t("status_t_registration");
+    if (v.status === "finished") return t("status_t_finished", { n: v.completed_rounds });
+    const params = { n: v.current_round, m: v.rounds };
+    return t(v.completed_rounds >= v.current_round ? "status_t_waiting" : "status_t_running", params);
+  }
+
+  paint() {
+    // Drawn anew when something changed: a focused link keeps the focus (links have stable ids).
+    const focused = main.contains(document.activeElement) ? document.activeElement.id : null;
+    const back = el("p", { class: "back" }, [el("a", { href: "#/", id: "back-link", text: t("back_home") })]);
+    const v = this.model;
+    if (this.fatal) {
+      document.title = `hakem — ${t("fatal_unknown_tournament")}`;
+      main.replaceChildren(
+        el("div", { class: "card fatal", id: "tournament-fatal" }, [
+          el("h1", { text: t("fatal_unknown_tournament") }),
+          el("p", { text: describeError(this.fatal) }),
+          back,
+        ]),
+      );
+      return;
+    }
+    if (!v) {
+      document.title = `hakem — ${t("tournament_word")}`;
+      main.replaceChildren(back, el("h1", { class: "page-title", text: t("loading") }));
+      return;
+    }
+    document.title = `hakem — ${v.name}`;
+    main.replaceChildren(
+      back,
+      el("h1", { class: "page-title tournament-title", id: "tournament-name", text: v.name }),
+      el("p", { class: "turn-line tournament-status", id: "tournament-status", text: this.statusLine() }),
+      this.about(),
+      el("div", { class: "tournament" }, [this.standings(), this.pairings()]),
+    );
+    if (focused) document.getElementById(focused)?.focus({ preventScroll: true });
+  }
+
+  /** The settings in a few words, and the TRF download. */
+  about() {
+    const v = this.model;
+    const item = (label, value) => el("div", {}, [el("dt", { text: label }), el("dd", { text: value })]);
+    const match = [
+      v.sets === 1 ? t("one_set") : t("best_of", { n: v.sets }),
+      v.clock ? t("clock_desc", { min: Math.round(v.clock.initial_ms / 60000), inc: Math.round(v.clock.increment_ms / 1000) }) : t("untimed"),
+    ].join(" · ");
+    let lot = t("lot_not_yet");
+    if (v.colour_lot) {
+      const what = t(v.colour_lot.seat === "p1" ? "lot_p1" : "lot_p2");
+      lot = v.colour_lot.drawn ? t("lot_drawn", { what }) : what;
+    }
+    return el("section", { class: "card about", "aria-labelledby": "about-heading" }, [
+      el("h2", { id: "about-heading", text: t("about_heading") }),
+      el("dl", { class: "settings", id: "tournament-settings" }, [
+        item(t("about_game"), `${t(`game_${v.game}`)} — ${t(`variant_${v.game}_${v.variant}`)}`),
+        item(t("about_match"), match),
+        item(t("about_rounds"), String(v.rounds)),
+        item(t("about_players"), String(v.players.length)),
+        item(t("about_pairing"), t(`pairing_${v.pairing}`)),
+        item(t("about_next_round"), t(v.auto_pair ? "auto_pair_on" : "auto_pair_off")),
+        item(t("about_tiebreaks"), t("edition_value", { edition: v.edition })),
+        item(t("about_colour_lot"), lot),
+        item(t("about_half_byes"), t("half_byes_value", { n: v.max_half_byes })),
+      ]),
+      el("div", { class: "row" }, [
+        el("a", {
+          href: trfUrl(v.tournament),
+          download: `${v.tournament}.trf`,
+          id: "trf-link",
+          class: "button secondary",
+          "aria-describedby": "trf-hint",
+          text: t("trf_link"),
+        }),
+        el("p", { class: "hint", id: "trf-hint", text: t("trf_hint") }),
+      ]),
+    ]);
+  }
+
+  /** Rank, number, name, points and each tie-break in the tournament's order. */
+  standings() {
+    const v = this.model;
+    const players = new Map(v.players.map((p) => [p.id, p]));
+    const nameCell = (id, name) => {
+      const withdrawn = players.get(id)?.withdrawn_from;
+      return el("th", { scope: "row" }, [
+        name,
+        withdrawn ? el("span", { class: "withdrawn", text: ` (${t("withdrawn_from", { n: withdrawn })})` }) : null,
+      ]);
+    };
+    const noHead = el("th", { scope: "col", class: "num" }, [el("abbr", { title: t("col_no_title"), text: t("col_no") })]);
+    const table = (caption, head, rows) =>
+      el("div", { class: "table-wrap", id: "standings-wrap", role: "region", tabindex: "0", "aria-labelledby": "standings-caption" }, [
+        el("table", { class: "data-table standings", id: "standings" }, [
+          el("caption", { id: "standings-caption", text: caption }),
+          el("thead", {}, [el("tr", {}, head)]),
+          el("tbody", {}, rows),
+        ]),
+      ]);
+    const section = (children) =>
+      el("section", { class: "card", "aria-labelledby": "standings-heading" }, [el("h2", { id: "standings-heading", text: t("standings_heading") }), ...children]);
+
+    if (!v.completed_rounds) {
+      // No result yet: the players in the order of their pairing numbers.
+      const rows = [...v.players].sort((a, b) => a.id - b.id).map((p) => el("tr", { "data-player": String(p.id) }, [el("td", { class: "num", text: String(p.id) }), nameCell(p.id, p.name)]));
+      return section([table(t("starting_caption"), [noHead, el("th", { scope: "col", text: t("col_name") })], rows), el("p", { class: "hint", text: t("starting_hint") })]);
+    }
+    const codes = v.tiebreaks || [];
+    const head = [
+      el("th", { scope: "col", class: "num", text: t("col_rank") }),
+      noHead,
+      el("th", { scope: "col", text: t("col_name") }),
+      el("th", { scope: "col", class: "num", text: t("col_points") }),
+      ...codes.map((code) => el("th", { scope: "col", class: "num", "data-tiebreak": code }, [el("abbr", { title: tiebreakName(code), text: code })])),
+    ];
+    const rows = v.standings.map((s) =>
+      el("tr", { "data-player": String(s.id) }, [
+        el("td", { class: "num", text: String(s.rank) }),
+        el("td", { class: "num", text: String(s.id) }),
+        nameCell(s.id, s.name),
+        el("td", { class: "num points", text: points(s.points) }),
+        ...codes.map((code) => el("td", { class: "num", "data-tiebreak": code, text: tiebreakValue(s.tiebreaks?.[code]) })),
+      ]),
+    );
+    const legend = el("dl", { class: "legend", id: "tiebreak-legend" }, codes.map((code) => {
+      const hint = tiebreakHint(code);
+      return el("div", {}, [el("dt", {}, [el("abbr", { title: tiebreakName(code), text: code })]), el("dd", { text: hint ? `${tiebreakName(code)}: ${hint}` : tiebreakName(code) })]);
+    }));
+    return section([
+      table(t("standings_caption", { n: v.completed_rounds }), head, rows),
+      codes.length ? el("h3", { id: "legend-heading", text: t("tiebreaks_legend") }) : null,
+      codes.length ? legend : null,
+    ]);
+  }
+
+  /** Every paired round, the newest first: its boards, results and links, and its byes. */
+  pairings() {
+    const v = this.model;
+    const rounds = [...v.pairings].sort((a, b) => b.round - a.round);
+    const side = (which) => {
+      const what = sideWords(v.game, which);
+      return what ? t(`col_${which}_as`, { what }) : t(`col_${which}`);
+    };
+    const heads = [side("first"), side("second")];
+    return el("section", { class: "card", id: "pairings", "aria-labelledby": "pairings-heading" }, [
+      el("h2", { id: "pairings-heading", text: t("pairings_heading") }),
+      rounds.length ? el("p", { class: "hint", id: "sides-note", text: t(v.sets === 1 ? "sides_note_one" : "sides_note_sets") }) : null,
+      ...(rounds.length ? rounds.map((r) => this.round(r, heads)) : [el("p", { class: "empty", text: t("no_pairings") })]),
+    ]);
+  }
+
+  round(r, [first, second]) {
+    const who = (id) => t("player_no", { name: this.name(id), no: id });
+    const playing = r.boards.some((b) => b.result == null);
+    const rows = r.boards.map((b) => {
+      const text = t(b.result == null ? "watch_live" : "open_match");
+      return el("tr", { "data-board": String(b.board) }, [
+        el("th", { scope: "row", class: "num", text: String(b.board) }),
+        el("td", { text: who(b.p1) }),
+        el("td", { class: b.result == null ? "board-result playing" : "board-result", text: boardResult(b.result) }),
+        el("td", { text: who(b.p2) }),
+        el("td", { class: "match-link" }, [
+          el("a", {
+            href: `#/match/${encodeURIComponent(b.match)}`,
+            id: `match-${b.match}`,
+            "aria-label": t("match_link_label", { text, board: b.board, p1: this.name(b.p1), p2: this.name(b.p2) }),
+            text,
+          }),
+        ]),
+      ]);
+    });
+    const byesId = `byes-${r.round}`;
+    return el("div", { class: "round", id: `round-${r.round}`, "data-round": String(r.round) }, [
+      el("h3", { text: `${t("round_heading", { n: r.round })} (${t(playing ? "round_playing" : "round_done")})` }),
+      r.boards.length
+        ? el("table", { class: "data-table pairings" }, [
+            el("caption", { class: "visually-hidden", text: t("pairings_caption", { n: r.round }) }),
+            el("thead", {}, [
+              el("tr", {}, [
+                el("th", { scope: "col", class: "num", text: t("col_board") }),
+                el("th", { scope: "col", text: first }),
+                el("th", { scope: "col", text: t("col_result") }),
+                el("th", { scope: "col", text: second }),
+                el("th", { scope: "col", text: t("col_match") }),
+              ]),
+            ]),
+            el("tbody", {}, rows),
+          ])
+        : null,
+      r.byes.length ? el("p", { class: "byes-label", id: byesId, text: t("byes_label", { n: r.round }) }) : null,
+      r.byes.length
+        ? el(
+            "ul",
+            { class: "byes", "aria-labelledby": byesId },
+            r.byes.map((x) =>
+              el("li", { "data-player": String(x.player), text: t("bye_line", { name: this.name(x.player), no: x.player, kind: byeWords(x.kind), pts: pointsWords(x.points) }) }),
+            ),
+          )
+        : null,
+    ]);
+  }
+}
+
