@@ -16,6 +16,7 @@ mod play;
 mod relay;
 mod rules;
 mod session;
+mod standings;
 mod tournament;
 mod view;
 mod watch;

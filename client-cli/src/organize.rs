@@ -16,7 +16,7 @@ use serde_json::json;
 use crate::connection::{parse_server_url, Connection, Incoming, DEFAULT_SERVER};
 use crate::create::{clock_config, parse_clock, Clock};
 use crate::session::FAILURE;
-use crate::tournament::{print_standings, StandingRow};
+use crate::standings::{print_standings, StandingRow};
 
 const USAGE: u8 = 2;
 

@@ -205,20 +205,24 @@ impl Store {
         } else if url.starts_with("sqlite:") {
             // WAL lets readers go on during a commit; FULL makes each commit survive a power
             // failure, not only a crash of the process.
-            // The WAL is copied back into the database by the writer when it has nothing else
-            // to do, not by whichever commit happens to fill it: a checkpoint inside a commit
-            // would hold up every room waiting for that commit.
+            // The WAL is copied back into the database beside the writer (see `Checkpoint`),
+            // not by whichever commit happens to fill it: a checkpoint inside a commit would
+            // hold up every room waiting for that commit.
             let options = SqliteConnectOptions::from_str(url)?
                 .create_if_missing(true)
                 .journal_mode(SqliteJournalMode::Wal)
                 .synchronous(SqliteSynchronous::Full)
                 .busy_timeout(Duration::from_secs(10))
                 .pragma("wal_autocheckpoint", "0")
+                // Once copied back, a WAL grown beyond this is cut back to it.
+                .pragma("journal_size_limit", "33554432")
                 // A page cache of 1 MiB per connection (SQLite's default is 2): the index
                 // pages the writer needs fit, and an idle server stays small.
                 .pragma("cache_size", "-1024");
+            // Readers' connections (and their page caches) close when they have been idle.
             let pool = SqlitePoolOptions::new()
                 .max_connections(4)
+                .idle_timeout(Duration::from_secs(10))
                 .connect_with(options)
                 .await?;
             Db::Sqlite(pool)
@@ -585,15 +589,23 @@ enum Writer {
     Postgres(PgPool, Option<PoolConnection<Postgres>>),
 }
 
-/// When the writer copies SQLite's WAL back into the database: after this many rows, at a
-/// moment when no write is waiting. The writer is the only one that writes, so the copy goes
-/// to the end of the WAL, and the next commit starts the WAL from its beginning again.
+/// Copying SQLite's WAL back into the database without holding up commits for the bulk of it:
+/// after [`CHECKPOINT_ROWS`] rows, a connection of its own copies what the WAL holds while the
+/// writer goes on committing (and once more what was added meanwhile); then the writer, at a
+/// moment when no write is waiting, copies the few frames still left on its own connection.
+/// That copy reaches the end of the WAL, so the next commit starts the WAL from its beginning
+/// again and the WAL stays small. (A copy beside a writer that never stops never reaches the
+/// end.)
 #[derive(Default)]
 struct Checkpoint {
     rows_since: usize,
+    /// The bulk copy is running.
+    running: bool,
+    /// The bulk copy is done: the writer finishes it.
+    done: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
-const CHECKPOINT_ROWS: usize = 4000;
+const CHECKPOINT_ROWS: usize = 10_000;
 
 /// The rows of a batch, gathered per table.
 #[derive(Default)]
@@ -806,25 +818,51 @@ impl Writer {
     }
 }
 
+/// Passes of the bulk copy: each copies what the one before left.
+const CHECKPOINT_PASSES: usize = 2;
+
 impl Writer {
-    /// Copies the WAL back into the database, if it is due.
-    async fn checkpoint(&mut self) {
-        let Writer::Sqlite(_, Some(conn), _, checkpoint) = self else {
+    /// Starts the bulk copy of the WAL when it is due; with `idle` (no write waiting),
+    /// finishes a bulk copy that is done.
+    async fn checkpoint(&mut self, idle: bool) {
+        use std::sync::atomic::Ordering;
+        let Writer::Sqlite(pool, Some(conn), _, checkpoint) = self else {
             return;
         };
+        if checkpoint.running {
+            if !idle || !checkpoint.done.swap(false, Ordering::AcqRel) {
+                return;
+            }
+            checkpoint.running = false;
+            let started = Instant::now();
+            if let Err(e) = sqlx::query("PRAGMA wal_checkpoint(PASSIVE)")
+                .execute(&mut **conn)
+                .await
+            {
+                tracing::warn!(error = %e, "WAL checkpoint failed");
+            }
+            metrics::histogram!("hakem_store_checkpoint_seconds")
+                .record(started.elapsed().as_secs_f64());
+            return;
+        }
         if checkpoint.rows_since < CHECKPOINT_ROWS {
             return;
         }
+        checkpoint.running = true;
         checkpoint.rows_since = 0;
-        let started = Instant::now();
-        if let Err(e) = sqlx::query("PRAGMA wal_checkpoint(PASSIVE)")
-            .execute(&mut **conn)
-            .await
-        {
-            tracing::warn!(error = %e, "WAL checkpoint failed");
-        }
-        metrics::histogram!("hakem_store_checkpoint_seconds")
-            .record(started.elapsed().as_secs_f64());
+        let (pool, done) = (pool.clone(), checkpoint.done.clone());
+        tokio::spawn(async move {
+            for _ in 0..CHECKPOINT_PASSES {
+                if let Err(e) = sqlx::query("PRAGMA wal_checkpoint(PASSIVE)")
+                    .execute(&pool)
+                    .await
+                {
+                    tracing::warn!(error = %e, "WAL checkpoint failed");
+                    break;
+                }
+            }
+            done.store(true, Ordering::Release);
+        });
     }
 }
 
@@ -832,9 +870,7 @@ impl Writer {
 async fn write_loop(mut writer: Writer, mut queue: mpsc::Receiver<Job>) {
     let mut batch: Vec<Job> = Vec::with_capacity(MAX_BATCH);
     loop {
-        if queue.is_empty() {
-            writer.checkpoint().await;
-        }
+        writer.checkpoint(queue.is_empty()).await;
         if queue.recv_many(&mut batch, MAX_BATCH).await == 0 {
             break;
         }

@@ -113,11 +113,12 @@ pub(super) fn spawn(start: Start, instance: u64, rooms: Arc<Rooms>) -> RoomHandl
     } = start;
     let (tx, rx) = mpsc::channel(ROOM_QUEUE);
     let seq = frames.len() as u64;
-    // Without a store, memory is the only history there is.
-    let history = if store.is_some() {
-        settings.history.max(1)
-    } else {
-        usize::MAX
+    // Without a store, memory is the only history there is; a finished match's history is
+    // read from the store.
+    let history = match (&store, round.status()) {
+        (None, _) => usize::MAX,
+        (Some(_), MatchStatus::Finished) => 0,
+        (Some(_), _) => settings.history.max(1),
     };
     let keep = frames.len().saturating_sub(history);
     let recent: VecDeque<Utf8Bytes> = frames.into_iter().skip(keep).map(Utf8Bytes::from).collect();
@@ -556,14 +557,22 @@ impl Room {
         if finished_now {
             metrics::gauge!("hakem_live_matches").decrement(1.0);
             self.retire_at = Some(Instant::now() + self.settings.retire_after);
+            // Nobody plays on: whoever comes back reads the store, and the room keeps no
+            // history through its grace.
+            if self.store.is_some() {
+                self.history = 0;
+            }
         }
         self.round = Arc::new(next);
         self.seq = seq;
         for frame in &encoded.full {
-            if self.recent.len() == self.history {
-                self.recent.pop_front();
-            }
             self.recent.push_back(frame.clone());
+        }
+        while self.recent.len() > self.history {
+            self.recent.pop_front();
+        }
+        if self.history == 0 {
+            self.recent = VecDeque::new();
         }
         self.broadcast(&encoded);
         self.publish();
