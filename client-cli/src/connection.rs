@@ -231,7 +231,7 @@ impl Connection {
         let id = self.next_id;
         self.next_id += 1;
         let frame = ClientFrame {
-            id: Some(Value::from(id)),
+            id: Some(hakem_protocol::RequestId::from(id)),
             message,
         };
         let text = serde_json::to_string(&frame)
@@ -297,11 +297,10 @@ fn decode(text: &str) -> Incoming {
 
 /// The id of the request a frame answers, if it is a direct reply.
 pub fn reply_to(incoming: &Incoming) -> Option<u64> {
-    let re = match incoming {
-        Incoming::Message(message) => message.re(),
-        Incoming::Other(value) => value.get("re"),
-    };
-    re.and_then(Value::as_u64)
+    match incoming {
+        Incoming::Message(message) => message.re().and_then(hakem_protocol::RequestId::as_u64),
+        Incoming::Other(value) => value.get("re").and_then(Value::as_u64),
+    }
 }
 
 #[cfg(test)]

@@ -13,10 +13,12 @@ use serde_json::Value;
 
 pub mod board;
 mod fold;
+mod request_id;
 pub mod tournament;
 
 pub use board::{Board, PerSide, Side};
 pub use fold::{Applied, Gap};
+pub use request_id::RequestId;
 pub use tournament::{CreateTournament, NewPlayer, PlayerToken, TournamentView};
 
 pub const PROTOCOL_VERSION: u32 = 1;
@@ -172,7 +174,7 @@ impl<'de> Deserialize<'de> for Points {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ClientFrame {
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub id: Option<Value>,
+    pub id: Option<RequestId>,
     #[serde(flatten)]
     pub message: ClientMessage,
 }
@@ -610,13 +612,13 @@ pub enum ServerMessage {
     },
     Pong {
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        re: Option<Value>,
+        re: Option<RequestId>,
         server_time_ms: u64,
     },
     /// An account was created; its token is shown only here.
     AccountCreated {
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        re: Option<Value>,
+        re: Option<RequestId>,
         name: String,
         kind: AccountKind,
         token: String,
@@ -633,7 +635,7 @@ pub enum ServerMessage {
     },
     MatchCreated {
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        re: Option<Value>,
+        re: Option<RequestId>,
         #[serde(rename = "match")]
         match_id: String,
         seat_tokens: PerSeat<String>,
@@ -641,7 +643,7 @@ pub enum ServerMessage {
     },
     Matches {
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        re: Option<Value>,
+        re: Option<RequestId>,
         matches: Vec<MatchSummary>,
         /// There are more: ask again with this as `before`.
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -661,7 +663,7 @@ pub enum ServerMessage {
     /// An action was accepted; `seq` is the number of the last event it produced.
     Ack {
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        re: Option<Value>,
+        re: Option<RequestId>,
         #[serde(rename = "match", default, skip_serializing_if = "Option::is_none")]
         match_id: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -672,7 +674,7 @@ pub enum ServerMessage {
     /// only here.
     TournamentCreated {
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        re: Option<Value>,
+        re: Option<RequestId>,
         tournament: String,
         /// Arbitrates the tournament and every one of its matches.
         arbiter_token: String,
@@ -681,21 +683,21 @@ pub enum ServerMessage {
     /// Players were added (late entries after the start); tokens as in `tournament_created`.
     PlayersAdded {
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        re: Option<Value>,
+        re: Option<RequestId>,
         tournament: String,
         players: Vec<PlayerToken>,
     },
     /// A tournament's view: the answer to `get_tournament` and to every tournament command.
     Tournament {
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        re: Option<Value>,
+        re: Option<RequestId>,
         #[serde(flatten)]
         view: Box<TournamentView>,
     },
     /// The answer to `export_trf`.
     Trf {
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        re: Option<Value>,
+        re: Option<RequestId>,
         tournament: String,
         trf: String,
     },
@@ -703,7 +705,7 @@ pub enum ServerMessage {
 
 impl ServerMessage {
     /// The `id` of the request this message directly answers, if it is such a reply.
-    pub fn re(&self) -> Option<&Value> {
+    pub fn re(&self) -> Option<&RequestId> {
         use ServerMessage::*;
         match self {
             Pong { re, .. }
@@ -750,7 +752,7 @@ pub enum IdentityKind {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ErrorReply {
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub re: Option<Value>,
+    pub re: Option<RequestId>,
     pub code: ErrorCode,
     pub message: String,
     #[serde(rename = "match", default, skip_serializing_if = "Option::is_none")]
@@ -1212,14 +1214,16 @@ impl Event {
 }
 
 /// Reads a client frame, with an error message that names the problem.
-pub fn parse_client_frame(text: &str) -> Result<ClientFrame, (Option<Value>, String)> {
+pub fn parse_client_frame(text: &str) -> Result<ClientFrame, (Option<RequestId>, String)> {
     // The common case in one pass; a frame that does not read is looked at again, as a JSON
-    // tree, to say what is wrong with it.
-    if let Ok(frame) = serde_json::from_str::<ClientFrame>(text) {
-        match &frame.id {
-            None => return Ok(frame),
-            Some(id) if id.is_string() || id.is_number() => return Ok(frame),
-            Some(_) => {}
+    // tree, to say what is wrong with it. The id is read again from the text, to echo it exactly.
+    if let Ok(mut frame) = serde_json::from_str::<ClientFrame>(text) {
+        if frame.id.is_none() {
+            return Ok(frame);
+        }
+        if let Ok(id) = request_id::id_of(text) {
+            frame.id = id;
+            return Ok(frame);
         }
     }
     let value: Value =
@@ -1227,12 +1231,9 @@ pub fn parse_client_frame(text: &str) -> Result<ClientFrame, (Option<Value>, Str
     let Value::Object(object) = &value else {
         return Err((None, "a message must be a JSON object".to_string()));
     };
-    let id = object.get("id").cloned();
-    if let Some(id) = &id {
-        if !(id.is_string() || id.is_number()) {
-            return Err((None, "`id` must be a string or a number".to_string()));
-        }
-    }
+    let Ok(id) = request_id::id_of(text) else {
+        return Err((None, "`id` must be a string or a number".to_string()));
+    };
     match object.get("type") {
         None => return Err((id, "missing field `type`".to_string())),
         Some(Value::String(kind)) if !ClientMessage::TYPES.contains(&kind.as_str()) => {
@@ -1241,7 +1242,13 @@ pub fn parse_client_frame(text: &str) -> Result<ClientFrame, (Option<Value>, Str
         Some(Value::String(_)) => {}
         Some(_) => return Err((id, "`type` must be a string".to_string())),
     }
-    serde_json::from_value(value).map_err(|e| (id, e.to_string()))
+    match serde_json::from_value::<ClientFrame>(value) {
+        Ok(mut frame) => {
+            frame.id = id;
+            Ok(frame)
+        }
+        Err(e) => Err((id, e.to_string())),
+    }
 }
 
 #[cfg(test)]
@@ -1270,7 +1277,7 @@ mod tests {
     #[test]
     fn ids_come_back_and_errors_name_the_problem() {
         let frame = parse_client_frame(r#"{"type":"press","match":"m1","id":7}"#).unwrap();
-        assert_eq!(frame.id, Some(json!(7)));
+        assert_eq!(frame.id, Some(RequestId::from(7)));
         assert_eq!(
             frame.message,
             ClientMessage::Press {
@@ -1279,7 +1286,7 @@ mod tests {
         );
         let (id, message) =
             parse_client_frame(r#"{"type":"place","match":"m1","id":"a"}"#).unwrap_err();
-        assert_eq!(id, Some(json!("a")));
+        assert_eq!(id, Some(RequestId::from("a")));
         assert!(message.contains("cell"), "{message}");
         let (_, message) = parse_client_frame(r#"{"type":"teleport"}"#).unwrap_err();
         assert!(message.contains("teleport"), "{message}");
@@ -1289,6 +1296,41 @@ mod tests {
             .unwrap_err()
             .1
             .contains("malformed JSON"));
+    }
+
+    #[test]
+    fn ids_are_echoed_exactly_as_written() {
+        for id in [
+            "123456789012345678901234567890",
+            "-0.1000000000000000055511151231257827",
+            "7",
+            r#""\u00e7a""#,
+        ] {
+            for text in [
+                format!(r#"{{"type":"press","match":"m1","id":{id}}}"#),
+                // A frame that does not read keeps its id too.
+                format!(r#"{{"type":"press","id":{id}}}"#),
+            ] {
+                let re = match parse_client_frame(&text) {
+                    Ok(frame) => frame.id,
+                    Err((re, _)) => re,
+                };
+                let reply = ServerMessage::Ack {
+                    re,
+                    match_id: None,
+                    seq: None,
+                };
+                let out = serde_json::to_string(&reply).unwrap();
+                assert!(out.contains(&format!(r#""re":{id}"#)), "{out}");
+            }
+        }
+        for bad in [r#"{"type":"ping","id":[1]}"#, r#"{"type":"ping","id":{}}"#] {
+            let (re, message) = parse_client_frame(bad).unwrap_err();
+            assert_eq!(re, None);
+            assert!(message.contains("`id`"), "{message}");
+        }
+        let frame = parse_client_frame(r#"{"type":"ping","id":null}"#).unwrap();
+        assert_eq!(frame.id, None);
     }
 
     #[test]

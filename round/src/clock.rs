@@ -7,6 +7,10 @@ use hakem_protocol::{ClockConfig, Clocks, PerSeat, Seat};
 /// Milliseconds on the caller's monotonic scale.
 pub type Millis = u64;
 
+/// The most a clock may hold: a day. Larger readings are arbiter typos or attacks, and a
+/// bound keeps every sum below far from overflow.
+pub const MAX_CLOCK_MS: u64 = 24 * 3_600_000;
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Clock {
     config: ClockConfig,
@@ -70,7 +74,10 @@ impl Clock {
     pub fn press(&mut self, now: Millis) {
         self.settle(now);
         if let Some(seat) = self.running {
-            *self.remaining.get_mut(seat) += self.config.increment_ms;
+            let left = self.remaining.get_mut(seat);
+            *left = left
+                .saturating_add(self.config.increment_ms)
+                .min(MAX_CLOCK_MS);
             self.start(seat.other(), now);
         }
     }
@@ -101,12 +108,14 @@ impl Clock {
         self.running
     }
 
-    /// Adds `delta_ms` (negative: removes) to `seat`'s time; never below zero.
+    /// Adds `delta_ms` (negative: removes) to `seat`'s time; never below zero nor above
+    /// [`MAX_CLOCK_MS`].
     pub fn adjust(&mut self, seat: Seat, delta_ms: i64, now: Millis) {
         self.settle(now);
         let left = self.remaining.get_mut(seat);
         *left = if delta_ms >= 0 {
             left.saturating_add(delta_ms.unsigned_abs())
+                .min(MAX_CLOCK_MS)
         } else {
             left.saturating_sub(delta_ms.unsigned_abs())
         };
@@ -115,7 +124,9 @@ impl Clock {
     /// The moment the running clock reaches zero, if one is running.
     pub fn deadline(&self) -> Option<Millis> {
         match (self.running, self.paused) {
-            (Some(seat), false) => Some(self.since + self.remaining.get(seat)),
+            // Saturating: a deadline past the end of time is never, not a wrapped moment in
+            // the past that would fire at once and forever.
+            (Some(seat), false) => Some(self.since.saturating_add(*self.remaining.get(seat))),
             _ => None,
         }
     }
@@ -133,6 +144,14 @@ impl Clock {
         self.running = reading.running;
         self.paused = reading.paused;
         self.since = now;
+    }
+
+    /// Takes `ms` off the running seat's time (never below zero); nothing if no clock runs.
+    pub fn charge(&mut self, ms: u64) {
+        if let (Some(seat), false) = (self.running, self.paused) {
+            let left = self.remaining.get_mut(seat);
+            *left = left.saturating_sub(ms);
+        }
     }
 
     /// The reading at `now`, stamped with the wall-clock time for clients.
@@ -234,6 +253,22 @@ mod tests {
         assert_eq!(c.running(), None);
         assert_eq!(c.remaining(Seat::P2, 100_000), MIN - 7_000);
         assert_eq!(c.deadline(), None);
+    }
+
+    #[test]
+    fn charge_takes_time_off_the_running_clock_only() {
+        let mut c = clock(MIN, 0);
+        c.start_set(Seat::P1, 0);
+        c.charge(1_500);
+        assert_eq!(c.remaining(Seat::P1, 0), MIN - 1_500);
+        assert_eq!(c.remaining(Seat::P2, 0), MIN);
+        c.charge(10 * MIN);
+        assert_eq!(c.remaining(Seat::P1, 0), 0);
+        let mut paused = clock(MIN, 0);
+        paused.start_set(Seat::P2, 0);
+        paused.pause(0);
+        paused.charge(1_000);
+        assert_eq!(paused.remaining(Seat::P2, 0), MIN);
     }
 
     #[test]

@@ -17,7 +17,7 @@ use hakem_protocol::{
 
 use crate::board::board_of;
 
-use crate::clock::{Clock, Millis};
+use crate::clock::{Clock, Millis, MAX_CLOCK_MS};
 
 /// The longest claim text the arbiter is sent.
 const MAX_CLAIM_CHARS: usize = 500;
@@ -391,6 +391,19 @@ impl Round {
                     return Err(Refusal::new(ErrorCode::BadRequest, "this match is untimed"));
                 }
                 self.require_playing()?;
+                if delta_ms.unsigned_abs() > MAX_CLOCK_MS {
+                    return Err(Refusal::new(
+                        ErrorCode::BadRequest,
+                        "delta_ms moves a clock by at most 24 hours (86400000) either way",
+                    ));
+                }
+                let left = self.clock.as_ref().map_or(0, |c| c.remaining(seat, now));
+                if delta_ms > 0 && left.saturating_add(delta_ms.unsigned_abs()) > MAX_CLOCK_MS {
+                    return Err(Refusal::new(
+                        ErrorCode::BadRequest,
+                        "a clock holds at most 24 hours (86400000 ms)",
+                    ));
+                }
                 Ok(vec![Event::ClockAdjusted { seat, delta_ms }])
             }
             Command::StartSet => self.decide_start_set(),
@@ -921,6 +934,17 @@ impl Round {
     pub fn restore_clocks(&mut self, reading: &Clocks, now: Millis) {
         if let Some(clock) = &mut self.clock {
             clock.restore(reading, now);
+        }
+    }
+
+    /// Takes `ms` off the running clock (time used while no event recorded it: thinking
+    /// before a crash).
+    pub fn charge_running_clock(&mut self, ms: u64) {
+        if self.status != MatchStatus::Playing {
+            return;
+        }
+        if let Some(clock) = &mut self.clock {
+            clock.charge(ms);
         }
     }
 

@@ -29,7 +29,7 @@ impl Archived {
     pub fn of(stored: StoredMatch) -> Result<Archived, String> {
         let id = stored.id.clone();
         let created_ms = stored.created_ms;
-        let (spec, replayed) = room::replay(stored)?;
+        let (spec, replayed) = room::replay(stored, None)?;
         Ok(Archived {
             id,
             seq: replayed.frames.len() as u64,

@@ -6,16 +6,16 @@ use std::sync::Arc;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::ws::WebSocketUpgrade;
 use axum::extract::{Path, Query, State};
-use axum::http::StatusCode;
+use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use axum::serve::ListenerExt;
-use axum::{Json, Router};
+use axum::{Extension, Json, Router};
 use hakem_protocol::{ListStatus, MAX_FRAME_BYTES};
 use metrics_exporter_prometheus::PrometheusHandle;
 use serde_json::json;
 use tokio::net::TcpListener;
 
+use crate::listen::Peer;
 use crate::{session, App};
 
 pub fn router(app: Arc<App>, metrics: Option<PrometheusHandle>) -> Router {
@@ -42,7 +42,24 @@ pub fn router(app: Arc<App>, metrics: Option<PrometheusHandle>) -> Router {
         .with_state(app)
 }
 
-async fn websocket(ws: WebSocketUpgrade, State(app): State<Arc<App>>) -> Response {
+async fn websocket(
+    ws: WebSocketUpgrade,
+    State(app): State<Arc<App>>,
+    peer: Option<Extension<Peer>>,
+    headers: HeaderMap,
+) -> Response {
+    if let Err(origin) = origin_allowed(&headers, &app.limits.allowed_origins) {
+        tracing::info!(%origin, "WebSocket from another site's page refused");
+        return (
+            StatusCode::FORBIDDEN,
+            Json(json!({
+                "code": "forbidden",
+                "message": format!("pages from {origin} may not connect here"),
+            })),
+        )
+            .into_response();
+    }
+    let peer = peer.map(|Extension(peer)| peer);
     // Frames up to 4x the protocol limit are read so that an oversized one gets a `too_large`
     // reply instead of a dropped connection; anything bigger is cut off by the socket layer.
     // The socket layer's default buffers (128 KiB each way) are far too big for tens of
@@ -53,7 +70,39 @@ async fn websocket(ws: WebSocketUpgrade, State(app): State<Arc<App>>) -> Respons
         .read_buffer_size(4 * 1024)
         .write_buffer_size(0)
         .max_write_buffer_size(256 * 1024)
-        .on_upgrade(move |socket| session::serve(socket, app))
+        .on_upgrade(move |socket| session::serve(socket, app, peer))
+}
+
+/// A WebSocket opened by a web page must come from a page of this server (the scheme and host
+/// it was reached at, as a proxy in front says with `X-Forwarded-Proto` and
+/// `X-Forwarded-Host`) or of an allowed origin; one with no `Origin` is no page's (the
+/// terminal client, bots) and is let in. The refused origin is the error.
+fn origin_allowed(headers: &HeaderMap, allowed: &[String]) -> Result<(), String> {
+    let Some(origin) = headers.get(header::ORIGIN) else {
+        return Ok(());
+    };
+    let origin = origin.to_str().unwrap_or("").trim().trim_end_matches('/');
+    let text = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            // A proxy chain lists hops: the first is what the browser used.
+            .and_then(|v| v.split(',').next())
+            .map(|v| v.trim().to_ascii_lowercase())
+    };
+    let scheme = text("x-forwarded-proto").unwrap_or_else(|| "http".into());
+    let host = text("x-forwarded-host").or_else(|| text("host"));
+    let own = host.map(|host| format!("{scheme}://{host}"));
+    let origin_lower = origin.to_ascii_lowercase();
+    let same = own.as_deref() == Some(origin_lower.as_str());
+    let listed = allowed
+        .iter()
+        .any(|a| a.trim_end_matches('/').eq_ignore_ascii_case(origin));
+    if same || listed {
+        Ok(())
+    } else {
+        Err(origin.to_string())
+    }
 }
 
 /// `?status=live|finished&limit=N&before=CURSOR`, as `list_matches`.
@@ -183,7 +232,7 @@ pub async fn metrics_upkeep(handle: PrometheusHandle) {
     }
 }
 
-/// Serves until `shutdown` completes.
+/// Serves until `shutdown` completes, then closes every connection (see [`crate::listen`]).
 pub async fn serve(
     listener: TcpListener,
     app: Arc<App>,
@@ -191,14 +240,70 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let send_buffer = app.limits.socket_send_buffer;
-    let listener = listener.tap_io(move |tcp| {
-        // Moves are small and latency matters more than packing them into fewer segments.
-        let _ = tcp.set_nodelay(true);
-        if let Some(bytes) = send_buffer {
-            let _ = socket2::SockRef::from(&*tcp).set_send_buffer_size(bytes);
+    let guard = app.guard.clone();
+    let stopping = app.stopping.clone();
+    crate::listen::serve(
+        listener,
+        router(app, metrics),
+        guard,
+        stopping,
+        send_buffer,
+        shutdown,
+    )
+    .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (name, value) in pairs {
+            map.insert(*name, value.parse().unwrap());
         }
-    });
-    axum::serve(listener, router(app, metrics))
-        .with_graceful_shutdown(shutdown)
-        .await
+        map
+    }
+
+    #[test]
+    fn only_the_servers_own_pages_or_allowed_origins_open_a_socket() {
+        let allowed = vec!["https://club.example".to_string()];
+        let host = ("host", "hakem.example:8080");
+        assert!(origin_allowed(&headers(&[host]), &allowed).is_ok());
+        assert!(origin_allowed(
+            &headers(&[host, ("origin", "http://hakem.example:8080")]),
+            &allowed
+        )
+        .is_ok());
+        assert!(origin_allowed(
+            &headers(&[host, ("origin", "https://club.example/")]),
+            &allowed
+        )
+        .is_ok());
+        // The same host over another scheme is another origin.
+        assert_eq!(
+            origin_allowed(
+                &headers(&[host, ("origin", "https://hakem.example:8080")]),
+                &allowed
+            ),
+            Err("https://hakem.example:8080".into())
+        );
+        assert!(origin_allowed(
+            &headers(&[host, ("origin", "https://evil.example")]),
+            &allowed
+        )
+        .is_err());
+        assert!(origin_allowed(&headers(&[host, ("origin", "null")]), &[]).is_err());
+        // Behind a TLS proxy.
+        assert!(origin_allowed(
+            &headers(&[
+                ("host", "127.0.0.1:8080"),
+                ("x-forwarded-proto", "https"),
+                ("x-forwarded-host", "hakem.example"),
+                ("origin", "https://hakem.example"),
+            ]),
+            &[]
+        )
+        .is_ok());
+    }
 }

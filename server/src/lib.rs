@@ -7,8 +7,10 @@
 
 mod accounts;
 mod archive;
+pub mod guard;
 mod house_bot;
 pub mod http;
+mod listen;
 mod memory;
 mod outbox;
 mod room;
@@ -42,6 +44,10 @@ pub struct App {
     admin_token: String,
     store: Option<Store>,
     limits: Limits,
+    /// What each address may take: connections, messages, new matches.
+    guard: Arc<guard::Guard>,
+    /// Becomes true when the server stops: sessions close with 1001 (going away).
+    stopping: tokio::sync::watch::Sender<bool>,
     room_settings: RoomSettings,
     accounts: Accounts,
     tournaments: tournament::Tournaments,
@@ -68,6 +74,10 @@ pub struct Limits {
     pub ping_interval: std::time::Duration,
     /// The kernel's send buffer per socket, when set (the operating system's default if not).
     pub socket_send_buffer: Option<usize>,
+    /// Limits per address and on connections in all.
+    pub address: guard::AddressLimits,
+    /// Web origins besides the server's own whose pages may open `/ws` (`https://host:port`).
+    pub allowed_origins: Vec<String>,
 }
 
 impl Default for Limits {
@@ -79,6 +89,8 @@ impl Default for Limits {
             hello_timeout: std::time::Duration::from_secs(10),
             ping_interval: std::time::Duration::from_secs(30),
             socket_send_buffer: None,
+            address: guard::AddressLimits::default(),
+            allowed_origins: Vec::new(),
         }
     }
 }
@@ -142,6 +154,8 @@ impl App {
             next_conn: AtomicU64::new(1),
             admin_token,
             store,
+            guard: guard::Guard::new(limits.address.clone()),
+            stopping: tokio::sync::watch::channel(false).0,
             limits,
             room_settings,
             accounts: Accounts::default(),
@@ -156,9 +170,26 @@ impl App {
         self.store.as_ref()
     }
 
-    /// Starts the server's own upkeep: memory that retired rooms left is given back.
-    pub fn run_upkeep(&self) {
+    /// Starts the server's own upkeep: memory that retired rooms left is given back, and
+    /// addresses that went quiet are forgotten by the limits.
+    pub fn run_upkeep(self: &Arc<App>) {
         tokio::spawn(memory::give_back());
+        let app = Arc::downgrade(self);
+        tokio::spawn(async move {
+            let mut every = tokio::time::interval(std::time::Duration::from_secs(60));
+            loop {
+                every.tick().await;
+                let Some(app) = app.upgrade() else { break };
+                app.guard.upkeep(|id| app.is_waiting(id));
+            }
+        });
+    }
+
+    /// Is the match in memory, waiting for its first set?
+    pub(crate) fn is_waiting(&self, match_id: &str) -> bool {
+        self.rooms
+            .get(match_id)
+            .is_some_and(|room| room.status() == MatchStatus::Waiting)
     }
 
     /// Loads the tournaments from the store, brings each up to date with its matches (results
@@ -281,10 +312,11 @@ impl App {
         };
         let live = store.live_matches().await.map_err(|e| e.to_string())?;
         let count = live.len();
+        let alive_ms = store.last_alive_ms();
         for stored in live {
             let id = stored.id.clone();
             let created_ms = stored.created_ms;
-            match room::replay(stored) {
+            match room::replay(stored, alive_ms) {
                 Ok((spec, replayed)) => {
                     let tokens = Tokens::of_spec(&spec);
                     self.seat_accounts(&id, &spec.game, &spec.variant, &tokens);
@@ -362,7 +394,7 @@ impl App {
         let store = self.store.as_ref()?;
         let stored = store.load(match_id).await.ok()??;
         let created_ms = stored.created_ms;
-        let (spec, replayed) = room::replay(stored).ok()?;
+        let (spec, replayed) = room::replay(stored, None).ok()?;
         self.archive.forget(match_id);
         let start = Start {
             id: match_id.to_string(),

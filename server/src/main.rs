@@ -25,8 +25,8 @@ struct Args {
     /// Log lines as JSON objects.
     #[arg(long, env = "HAKEM_LOG_JSON")]
     log_json: bool,
-    /// Messages a second a client may send on average (more gets `rate_limited`, then the
-    /// connection is closed).
+    /// Messages a second a client may send on average (beyond it, the connection is read no
+    /// faster, and told `rate_limited` once).
     #[arg(long, env = "HAKEM_RATE_LIMIT", default_value_t = 20.0)]
     rate_limit: f64,
     /// Messages a client may send in one burst.
@@ -64,6 +64,80 @@ struct Args {
         default_value_t = 256
     )]
     room_history: usize,
+    /// Connections open at once in all [default: 50000, or fewer if the open-file limit
+    /// allows fewer; 0: as many as it allows].
+    #[arg(long, env = "HAKEM_MAX_CONNECTIONS")]
+    max_connections: Option<usize>,
+    /// Connections open at once from one address (0: no limit).
+    #[arg(long, env = "HAKEM_MAX_CONNECTIONS_PER_IP", default_value_t = 1_000)]
+    max_connections_per_ip: usize,
+    /// Seconds a client has to send a whole HTTP request head (WebSocket upgrades included).
+    #[arg(
+        long,
+        env = "HAKEM_HEADER_TIMEOUT",
+        value_name = "SECONDS",
+        default_value_t = 10
+    )]
+    header_timeout: u64,
+    /// Messages a second from one address over all its connections (0: no limit).
+    #[arg(long, env = "HAKEM_IP_RATE_LIMIT", default_value_t = 200)]
+    ip_rate_limit: u32,
+    /// Messages one address may send in one burst.
+    #[arg(long, env = "HAKEM_IP_RATE_BURST", default_value_t = 400)]
+    ip_rate_burst: u32,
+    /// Matches guests at one address may create in one burst.
+    #[arg(long, env = "HAKEM_GUEST_CREATE_BURST", default_value_t = 30)]
+    guest_create_burst: u32,
+    /// Matches guests at one address may create a minute after the burst (0: no limit).
+    #[arg(long, env = "HAKEM_GUEST_CREATES_PER_MINUTE", default_value_t = 10)]
+    guest_creates_per_minute: u32,
+    /// Matches created by guests at one address that may wait for their players at once
+    /// (0: no limit).
+    #[arg(long, env = "HAKEM_GUEST_WAITING_PER_IP", default_value_t = 50)]
+    guest_waiting_per_ip: usize,
+    /// An address the per-address limits do not apply to, such as a reverse proxy in front or
+    /// a load test's machine (repeatable).
+    #[arg(
+        long = "unlimited-ip",
+        value_name = "IP",
+        env = "HAKEM_UNLIMITED_IPS",
+        value_delimiter = ','
+    )]
+    unlimited_ips: Vec<std::net::IpAddr>,
+    /// A web origin (`https://host[:port]`) besides the server's own whose pages may open
+    /// `/ws` (repeatable).
+    #[arg(
+        long = "allowed-origin",
+        value_name = "ORIGIN",
+        env = "HAKEM_ALLOWED_ORIGINS",
+        value_delimiter = ','
+    )]
+    allowed_origins: Vec<String>,
+}
+
+/// Raises the soft open-file limit to the hard one (each connection is a descriptor) and
+/// returns it.
+fn open_file_limit() -> Option<u64> {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit and setrlimit only read and write the struct passed in.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) != 0 {
+            return None;
+        }
+        if limit.rlim_cur < limit.rlim_max {
+            let raised = libc::rlimit {
+                rlim_cur: limit.rlim_max,
+                rlim_max: limit.rlim_max,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &raised) == 0 {
+                limit = raised;
+            }
+        }
+    }
+    Some(limit.rlim_cur)
 }
 
 #[tokio::main]
@@ -125,11 +199,41 @@ async fn main() -> std::process::ExitCode {
         }
     };
     let addr = listener.local_addr().unwrap_or(args.listen);
+    // Descriptors kept back from connections: the database, the listener, logs.
+    const RESERVED_FILES: u64 = 64;
+    let by_files = open_file_limit().map_or(usize::MAX, |n| {
+        n.saturating_sub(RESERVED_FILES).max(16) as usize
+    });
+    let max_connections = match args.max_connections {
+        None => by_files.min(50_000),
+        Some(0) => by_files,
+        Some(asked) => {
+            if by_files < asked {
+                tracing::warn!(
+                    max_connections = by_files,
+                    "the open-file limit allows fewer connections than --max-connections"
+                );
+            }
+            asked.min(by_files)
+        }
+    };
     let limits = hakem_server::Limits {
         rate_per_sec: args.rate_limit.max(0.1),
         rate_burst: args.rate_burst.max(1.0),
         outbox_frames: args.outbox_frames.max(8),
         socket_send_buffer: args.socket_send_buffer,
+        address: hakem_server::guard::AddressLimits {
+            max_connections,
+            max_connections_per_ip: args.max_connections_per_ip,
+            header_read_timeout: std::time::Duration::from_secs(args.header_timeout.clamp(1, 3600)),
+            ip_rate_per_sec: args.ip_rate_limit,
+            ip_rate_burst: args.ip_rate_burst.max(1),
+            guest_create_burst: args.guest_create_burst.max(1),
+            guest_create_per_minute: args.guest_creates_per_minute,
+            guest_waiting_per_ip: args.guest_waiting_per_ip,
+            unlimited: args.unlimited_ips,
+        },
+        allowed_origins: args.allowed_origins,
         ..hakem_server::Limits::default()
     };
     let expire_hours = if args.expire_after.is_finite() {
@@ -138,7 +242,7 @@ async fn main() -> std::process::ExitCode {
         24.0
     };
     let rooms = hakem_server::RoomSettings {
-        retire_after: std::time::Duration::from_secs(args.retire_after),
+        retire_after: std::time::Duration::from_secs(args.retire_after.min(7 * 86_400)),
         expire_after: std::time::Duration::from_secs_f64(expire_hours * 3600.0),
         history: args.room_history.clamp(1, 1 << 20),
     };

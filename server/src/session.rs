@@ -5,15 +5,18 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use axum::extract::ws::CloseFrame;
 use axum::extract::ws::{Message, Utf8Bytes, WebSocket};
 use futures_util::{SinkExt, StreamExt};
+use hakem_protocol::RequestId;
 use hakem_protocol::{
     parse_client_frame, AccountKind, ClientMessage, CreateMatch, ErrorCode, ErrorReply, Feature,
     Identity, IdentityKind, ServerMessage, TournamentView, MAX_FRAME_BYTES, PROTOCOL_VERSION,
 };
-use serde_json::Value;
-use tokio::sync::{mpsc, Notify};
+use tokio::sync::{mpsc, oneshot, Notify};
+use tokio_tungstenite::tungstenite;
 
+use crate::listen::Peer;
 use crate::outbox::{ConnId, Outbox, Outgoing};
 use crate::room::{role_of, Action, Credential, Join, RoomHandle};
 use crate::store::Store;
@@ -27,19 +30,22 @@ const REPLAY_PAGE: u32 = 256;
 /// Queued frames written to the socket at once before it is flushed.
 const WRITE_BURST: usize = 64;
 
-pub async fn serve(socket: WebSocket, app: Arc<App>) {
+pub async fn serve(socket: WebSocket, app: Arc<App>, peer: Option<Peer>) {
     let limits = app.limits.clone();
     let conn = app.next_conn_id();
     let (tx, rx) = mpsc::channel::<Outgoing>(limits.outbox_frames);
     let kill = Arc::new(Notify::new());
     let outbox = Outbox::new(tx, kill.clone());
     let (sink, mut stream) = socket.split();
+    let (close_tx, close_rx) = oneshot::channel();
     let writer = tokio::spawn(write_loop(
         sink,
         rx,
+        close_rx,
         limits.ping_interval,
         app.store().cloned(),
     ));
+    let mut stopping = app.stopping.subscribe();
 
     let mut session = Session {
         conn,
@@ -52,8 +58,11 @@ pub async fn serve(socket: WebSocket, app: Arc<App>) {
         batch: false,
         boards: false,
         bucket: TokenBucket::new(limits.rate_per_sec, limits.rate_burst),
-        refused_in_a_row: 0,
+        throttled: false,
+        ip: peer.as_ref().map(|peer| peer.admission.ip()),
     };
+    // Why the connection ends, sent in the Close frame; none for a peer that left.
+    let mut close: Option<Close> = None;
     let hello_deadline = tokio::time::Instant::now() + limits.hello_timeout;
     let mut last_heard = tokio::time::Instant::now();
     let mut idle_check = tokio::time::interval(limits.ping_interval);
@@ -61,24 +70,34 @@ pub async fn serve(socket: WebSocket, app: Arc<App>) {
         let frame = tokio::select! {
             frame = stream.next() => frame,
             _ = kill.notified() => {
-                tracing::info!(conn, "connection too slow to read its frames: closed");
+                close = Some(Close::now(CloseCode::Policy, "too slow to read its frames"));
                 break;
             }
             _ = tokio::time::sleep_until(hello_deadline), if session.identity.is_none() => {
                 session.error(None, ErrorCode::Unauthorized, "no hello within the time allowed");
+                close = Some(Close::after_queue(CloseCode::Policy, "no hello in time"));
                 break;
             }
             _ = idle_check.tick() => {
                 if last_heard.elapsed() > 3 * limits.ping_interval {
-                    tracing::info!(conn, "connection silent, not even answering pings: closed");
+                    close = Some(Close::now(CloseCode::Policy, "silent"));
                     break;
                 }
                 continue;
             }
+            _ = stopping.wait_for(|&stopping| stopping) => {
+                close = Some(Close::after_queue(CloseCode::Away, "the server is stopping"));
+                break;
+            }
         };
         last_heard = tokio::time::Instant::now();
-        let Some(Ok(message)) = frame else {
-            break;
+        let message = match frame {
+            Some(Ok(message)) => message,
+            Some(Err(error)) => {
+                close = close_for(error);
+                break;
+            }
+            None => break,
         };
         let text = match message {
             Message::Text(text) => text,
@@ -86,9 +105,9 @@ pub async fn serve(socket: WebSocket, app: Arc<App>) {
             Message::Ping(_) | Message::Pong(_) => continue,
             Message::Close(_) => break,
         };
-        if !session.admit() {
-            break;
-        }
+        // Over its rate, a connection is read no faster than the rate: the message waits
+        // (and the peer's further frames wait in its socket), which costs the server nothing.
+        session.throttle().await;
         if text.is_empty() {
             session.error(None, ErrorCode::BadRequest, "send text frames with JSON");
             continue;
@@ -99,7 +118,16 @@ pub async fn serve(socket: WebSocket, app: Arc<App>) {
         metrics::gauge!("hakem_connections", "kind" => kind_label(identity.kind)).decrement(1.0);
     }
     session.leave_all().await;
+    let (app, ip) = (session.app.clone(), session.ip);
     drop(session);
+    if let Some(close) = close {
+        if close.code == CloseCode::Policy {
+            if let Some(ip) = ip {
+                app.guard.refused(crate::guard::Refusal::Closed, ip);
+            }
+        }
+        let _ = close_tx.send(close);
+    }
     // Let the writer send what is queued and a Close frame while the peer's unread frames are
     // drained: closing a socket with unread input resets it, and the peer would lose our last
     // frames (a `rate_limited` error, say).
@@ -116,15 +144,31 @@ pub async fn serve(socket: WebSocket, app: Arc<App>) {
 async fn write_loop(
     mut sink: futures_util::stream::SplitSink<WebSocket, Message>,
     mut rx: mpsc::Receiver<Outgoing>,
+    mut close_rx: oneshot::Receiver<Close>,
     ping_every: Duration,
     store: Option<Store>,
 ) {
     let mut ping = tokio::time::interval_at(tokio::time::Instant::now() + ping_every, ping_every);
+    let mut closing = None;
     'outer: loop {
         let item = tokio::select! {
+            biased;
             item = rx.recv() => match item {
                 Some(item) => item,
                 None => break,
+            },
+            close = &mut close_rx, if closing.is_none() => match close {
+                Ok(close) => {
+                    closing = Some(close);
+                    if close.drain {
+                        // Send what is already queued first: the error that explains the close.
+                        rx.close();
+                        continue;
+                    }
+                    break;
+                }
+                // The session ended without a reason to give: a plain close.
+                Err(_) => break,
             },
             _ = ping.tick() => {
                 if sink.send(Message::Ping(Default::default())).await.is_err() {
@@ -162,7 +206,83 @@ async fn write_loop(
             break;
         }
     }
+    if closing.is_none() {
+        closing = close_rx.try_recv().ok();
+    }
+    if let Some(close) = closing {
+        let frame = CloseFrame {
+            code: close.code as u16,
+            reason: close.reason.into(),
+        };
+        let _ = tokio::time::timeout(
+            Duration::from_secs(1),
+            sink.send(Message::Close(Some(frame))),
+        )
+        .await;
+    }
     let _ = sink.close().await;
+}
+
+/// The status codes hakem closes a WebSocket with (RFC 6455, section 7.4.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u16)]
+enum CloseCode {
+    /// The server is stopping.
+    Away = 1001,
+    /// The peer broke the WebSocket protocol.
+    Protocol = 1002,
+    /// A text frame that is not UTF-8.
+    InvalidData = 1007,
+    /// A limit: flooding, not reading, not saying hello.
+    Policy = 1008,
+    /// A frame bigger than the socket reads.
+    TooBig = 1009,
+}
+
+/// Why the server closes a connection.
+#[derive(Clone, Copy, Debug)]
+struct Close {
+    code: CloseCode,
+    reason: &'static str,
+    /// Send the frames already queued before the Close frame.
+    drain: bool,
+}
+
+impl Close {
+    fn now(code: CloseCode, reason: &'static str) -> Close {
+        Close {
+            code,
+            reason,
+            drain: false,
+        }
+    }
+
+    fn after_queue(code: CloseCode, reason: &'static str) -> Close {
+        Close {
+            code,
+            reason,
+            drain: true,
+        }
+    }
+}
+
+/// The Close frame for a connection whose socket failed: a protocol violation gets its code;
+/// a peer that vanished gets none.
+fn close_for(error: axum::Error) -> Option<Close> {
+    let error = error.into_inner();
+    let error = error.downcast_ref::<tungstenite::Error>()?;
+    use tungstenite::error::{CapacityError, Error, ProtocolError};
+    let close = match error {
+        Error::Utf8(_) => Close::now(CloseCode::InvalidData, "text frames must be UTF-8"),
+        Error::Capacity(CapacityError::MessageTooLong { .. }) => {
+            Close::now(CloseCode::TooBig, "frame too large")
+        }
+        Error::Capacity(_) => Close::now(CloseCode::TooBig, "frame too large"),
+        Error::Protocol(ProtocolError::ResetWithoutClosingHandshake) => return None,
+        Error::Protocol(_) => Close::now(CloseCode::Protocol, "WebSocket protocol error"),
+        _ => return None,
+    };
+    Some(close)
 }
 
 /// Sends the stored events `from..=to` of a match, a page at a time; false when the socket
@@ -244,17 +364,23 @@ impl TokenBucket {
         }
     }
 
-    fn take(&mut self) -> bool {
+    /// Takes a token, or says how long until there is one.
+    fn wait(&mut self) -> Option<Duration> {
         let now = tokio::time::Instant::now();
         let earned = now.duration_since(self.last).as_secs_f64() * self.rate;
         self.tokens = (self.tokens + earned).min(self.burst);
         self.last = now;
         if self.tokens >= 1.0 {
             self.tokens -= 1.0;
-            true
+            None
         } else {
-            false
+            Some(Duration::from_secs_f64((1.0 - self.tokens) / self.rate))
         }
+    }
+
+    /// Returns a token taken for a message that still has to wait for something else.
+    fn give_back(&mut self) {
+        self.tokens = (self.tokens + 1.0).min(self.burst);
     }
 }
 
@@ -272,34 +398,49 @@ struct Session {
     batch: bool,
     boards: bool,
     bucket: TokenBucket,
-    /// Messages refused for flooding since the last one accepted.
-    refused_in_a_row: u32,
+    /// The last message had to wait for the rate limits.
+    throttled: bool,
+    /// The address the connection came from, counted by the per-address limits.
+    ip: Option<std::net::IpAddr>,
 }
 
 impl Session {
-    /// Rate limiting: false when the connection keeps flooding and must be closed.
-    fn admit(&mut self) -> bool {
-        if self.bucket.take() {
-            self.refused_in_a_row = 0;
-            return true;
+    /// Waits until the connection's and its address's rates allow one more message. The first
+    /// wait of a run is answered `rate_limited`, as a warning (the message is then served).
+    async fn throttle(&mut self) {
+        let mut waited = false;
+        // Bounded: a wait is at most a token's time; many connections of one address may
+        // take the token first, and then this one waits again.
+        for _ in 0..1_000 {
+            let wait = match self.bucket.wait() {
+                Some(wait) => Some(wait),
+                None => self
+                    .ip
+                    .and_then(|ip| self.app.guard.message(ip).err())
+                    .inspect(|_| self.bucket.give_back()),
+            };
+            let Some(wait) = wait else { break };
+            if !waited && !self.throttled {
+                self.error(
+                    None,
+                    ErrorCode::RateLimited,
+                    "too many messages: slow down (they are read at the allowed rate)",
+                );
+                if let Some(ip) = self.ip {
+                    self.app.guard.refused(crate::guard::Refusal::Messages, ip);
+                }
+            }
+            waited = true;
+            tokio::time::sleep(wait.max(Duration::from_millis(1))).await;
         }
-        self.refused_in_a_row += 1;
-        if self.refused_in_a_row == 1 {
-            self.error(
-                None,
-                ErrorCode::RateLimited,
-                "too many messages: slow down or the connection will be closed",
-            );
-        }
-        // A client that ignores the warning for a whole burst's worth of messages is cut off.
-        (self.refused_in_a_row as f64) <= self.bucket.burst
+        self.throttled = waited;
     }
 
     fn send(&self, message: &ServerMessage) {
         self.outbox.send_message(message);
     }
 
-    fn error(&self, re: Option<Value>, code: ErrorCode, message: impl Into<String>) {
+    fn error(&self, re: Option<RequestId>, code: ErrorCode, message: impl Into<String>) {
         metrics::counter!("hakem_errors_total", "code" => code.as_str()).increment(1);
         self.send(&ServerMessage::Error(ErrorReply {
             re,
@@ -549,7 +690,7 @@ impl Session {
 
     fn hello(
         &mut self,
-        re: Option<Value>,
+        re: Option<RequestId>,
         protocol: u32,
         token: Option<String>,
         features: &[String],
@@ -616,7 +757,7 @@ impl Session {
         }
     }
 
-    fn send_tournament(&self, re: Option<Value>, view: Result<TournamentView, Failure>) {
+    fn send_tournament(&self, re: Option<RequestId>, view: Result<TournamentView, Failure>) {
         match view {
             Ok(view) => self.send(&ServerMessage::Tournament {
                 re,
@@ -626,14 +767,37 @@ impl Session {
         }
     }
 
-    async fn create(&self, re: Option<Value>, create: CreateMatch) {
+    async fn create(&self, re: Option<RequestId>, create: CreateMatch) {
+        // Guests' matches are limited per address; accounts and the organizer are known.
+        let guest_ip = self
+            .ip
+            .filter(|_| self.identity.as_ref().map(|i| i.kind) == Some(IdentityKind::Guest));
+        if let Some(ip) = guest_ip {
+            let app = &self.app;
+            if let Err(refusal) = app.guard.guest_create(ip, |id| app.is_waiting(id)) {
+                let message = match refusal {
+                    crate::guard::Refusal::Waiting => {
+                        "too many matches from this address wait for their players: \
+                         start or finish some first"
+                    }
+                    _ => "matches are created too fast from this address: wait a minute",
+                };
+                self.error(re, ErrorCode::RateLimited, message);
+                return;
+            }
+        }
         match self.app.create_match(create).await {
-            Ok(created) => self.send(&ServerMessage::MatchCreated {
-                re,
-                match_id: created.match_id,
-                seat_tokens: created.seat_tokens,
-                arbiter_token: created.arbiter_token,
-            }),
+            Ok(created) => {
+                if let Some(ip) = guest_ip {
+                    self.app.guard.guest_created(ip, &created.match_id);
+                }
+                self.send(&ServerMessage::MatchCreated {
+                    re,
+                    match_id: created.match_id,
+                    seat_tokens: created.seat_tokens,
+                    arbiter_token: created.arbiter_token,
+                })
+            }
             Err(crate::CreateError::Invalid(message)) => {
                 self.error(re, ErrorCode::BadRequest, message)
             }
@@ -641,7 +805,7 @@ impl Session {
         }
     }
 
-    fn unknown_match(&self, re: Option<Value>, match_id: &str) {
+    fn unknown_match(&self, re: Option<RequestId>, match_id: &str) {
         self.send(&ServerMessage::Error(ErrorReply {
             re,
             code: ErrorCode::UnknownMatch,
@@ -653,7 +817,7 @@ impl Session {
 
     /// Joins or watches a match: its room answers; a match only in the store is answered from
     /// there (nothing will happen in it, so no room is started to look at it).
-    async fn enter(&mut self, re: Option<Value>, match_id: String, entry: Entry) {
+    async fn enter(&mut self, re: Option<RequestId>, match_id: String, entry: Entry) {
         // A room may retire between being found and being asked: then the store has it.
         for _ in 0..2 {
             let Some(found) = self.app.find(&match_id).await else {
@@ -754,7 +918,7 @@ impl Session {
     /// in it as it was.
     async fn act(
         &mut self,
-        re: Option<Value>,
+        re: Option<RequestId>,
         match_id: String,
         action: Action,
         received: tokio::time::Instant,

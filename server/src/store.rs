@@ -149,6 +149,8 @@ enum Db {
 pub struct Store {
     db: Db,
     writer: mpsc::Sender<Job>,
+    /// When the server that used this database before was last known alive (wall clock ms).
+    last_alive_ms: Option<u64>,
 }
 
 /// Runs the same statement on either database. SQL is written with `$1` placeholders, which
@@ -232,6 +234,10 @@ impl Store {
             )));
         };
         migrate(&db).await?;
+        // Read before the writer starts recording this server's own life.
+        let last_alive_ms = read_setting(&db, ALIVE_KEY)
+            .await?
+            .and_then(|v| v.parse().ok());
         let (writer, queue) = mpsc::channel(WRITER_QUEUE);
         match &db {
             Db::Sqlite(pool) => {
@@ -252,7 +258,18 @@ impl Store {
                 ));
             }
         }
-        Ok(Store { db, writer })
+        Ok(Store {
+            db,
+            writer,
+            last_alive_ms,
+        })
+    }
+
+    /// The last moment the server before this one was known to be alive, as it recorded
+    /// (at least every [`ALIVE_EVERY`]); `None` for a new database. A restart charges running
+    /// clocks up to then.
+    pub fn last_alive_ms(&self) -> Option<u64> {
+        self.last_alive_ms
     }
 
     async fn write(&self, write: Write) -> Result<(), StoreError> {
@@ -523,13 +540,7 @@ impl Store {
     }
 
     pub async fn setting(&self, key: &str) -> Result<Option<String>, StoreError> {
-        let sql = sql_for(&self.db, "SELECT value FROM settings WHERE key = $1");
-        Ok(on_db!(&self.db, pool => {
-            match sqlx::query(&sql).bind(key).fetch_optional(pool).await? {
-                Some(row) => Some(row.try_get::<String, _>(0)?),
-                None => None,
-            }
-        }))
+        read_setting(&self.db, key).await
     }
 
     /// Stores `value` under `key` unless the key is already set; returns the value in force.
@@ -866,12 +877,78 @@ impl Writer {
     }
 }
 
-/// Takes writes off the queue and commits each batch in one transaction.
+async fn read_setting(db: &Db, key: &str) -> Result<Option<String>, StoreError> {
+    let sql = sql_for(db, "SELECT value FROM settings WHERE key = $1");
+    Ok(on_db!(db, pool => {
+        match sqlx::query(&sql).bind(key).fetch_optional(pool).await? {
+            Some(row) => Some(row.try_get::<String, _>(0)?),
+            None => None,
+        }
+    }))
+}
+
+/// The setting the writer keeps the server's last sign of life in.
+const ALIVE_KEY: &str = "alive_ms";
+/// How often the writer records that the server is alive: a crash refunds a running clock at
+/// most this much thinking time.
+pub const ALIVE_EVERY: Duration = Duration::from_millis(500);
+
+impl Writer {
+    /// Records that the server is alive now: one small write for the whole server.
+    async fn alive(&mut self) {
+        const SQL: &str = "INSERT INTO settings (key, value) VALUES ('alive_ms', $1) \
+                           ON CONFLICT (key) DO UPDATE SET value = excluded.value";
+        let now = crate::wall_clock_ms().to_string();
+        let outcome = match self {
+            Writer::Sqlite(pool, conn, ..) => {
+                if conn.is_none() {
+                    *conn = pool.acquire().await.ok();
+                }
+                match conn.as_mut() {
+                    Some(c) => sqlx::query(&SQL.replace("$1", "?1"))
+                        .bind(now)
+                        .execute(&mut **c)
+                        .await
+                        .map(|_| ()),
+                    None => return,
+                }
+            }
+            Writer::Postgres(pool, conn) => {
+                if conn.is_none() {
+                    *conn = pool.acquire().await.ok();
+                }
+                match conn.as_mut() {
+                    Some(c) => sqlx::query(SQL)
+                        .bind(now)
+                        .execute(&mut **c)
+                        .await
+                        .map(|_| ()),
+                    None => return,
+                }
+            }
+        };
+        if let Err(e) = outcome {
+            tracing::warn!(error = %e, "the server's sign of life was not stored");
+        }
+    }
+}
+
+/// Takes writes off the queue and commits each batch in one transaction, and records that the
+/// server is alive every [`ALIVE_EVERY`] (nothing else may be written while players think).
 async fn write_loop(mut writer: Writer, mut queue: mpsc::Receiver<Job>) {
     let mut batch: Vec<Job> = Vec::with_capacity(MAX_BATCH);
+    let mut next_alive = tokio::time::Instant::now();
     loop {
         writer.checkpoint(queue.is_empty()).await;
-        if queue.recv_many(&mut batch, MAX_BATCH).await == 0 {
+        if tokio::time::Instant::now() >= next_alive {
+            writer.alive().await;
+            next_alive = tokio::time::Instant::now() + ALIVE_EVERY;
+        }
+        let received = tokio::select! {
+            received = queue.recv_many(&mut batch, MAX_BATCH) => received,
+            _ = tokio::time::sleep_until(next_alive) => continue,
+        };
+        if received == 0 {
             break;
         }
         let started = Instant::now();

@@ -137,12 +137,16 @@ impl Database {
     }
 }
 
+static NEXT_LOG: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 /// A running `hakem-server` process, killed when dropped.
 pub struct Server {
     child: Child,
     /// `127.0.0.1:PORT`
     pub addr: String,
     pub database: Database,
+    /// Where the server's log goes, when a test reads it.
+    log: Option<PathBuf>,
 }
 
 impl Server {
@@ -157,6 +161,32 @@ impl Server {
 
     /// A server on `database`; `args` may name a `--listen` address (a free port by default).
     pub fn start_on(database: Database, args: &[&str]) -> Server {
+        Server::launch(database, args, None)
+    }
+
+    /// A server whose log (warnings and worse) a test reads with [`Server::log`].
+    pub fn start_logging(args: &[&str]) -> Server {
+        let file = std::env::temp_dir().join(format!(
+            "hakem-log-{}-{}.txt",
+            std::process::id(),
+            NEXT_LOG.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        ));
+        Server::launch(Database::sqlite(), args, Some(file))
+    }
+
+    /// The log so far.
+    pub fn log(&self) -> String {
+        self.log
+            .as_ref()
+            .and_then(|file| std::fs::read_to_string(file).ok())
+            .unwrap_or_default()
+    }
+
+    fn launch(database: Database, args: &[&str], log: Option<PathBuf>) -> Server {
+        let stderr = match &log {
+            Some(file) => Stdio::from(std::fs::File::create(file).expect("create the log file")),
+            None => Stdio::inherit(),
+        };
         let listen: &[&str] = if args.contains(&"--listen") {
             &[]
         } else {
@@ -172,7 +202,7 @@ impl Server {
                 std::env::var("HAKEM_TEST_LOG").unwrap_or_else(|_| "warn".into()),
             )
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(stderr)
             .spawn()
             .expect("start hakem-server");
         let stdout = child.stdout.take().expect("stdout");
@@ -189,6 +219,7 @@ impl Server {
             child,
             addr,
             database,
+            log,
         }
     }
 

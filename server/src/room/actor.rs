@@ -7,11 +7,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::ws::Utf8Bytes;
+use hakem_protocol::RequestId;
 use hakem_protocol::{
     ErrorCode, ErrorReply, Event, EventFrame, MatchState, MatchStatus, PerSeat, ServerMessage,
 };
 use hakem_round::{Command, Millis, Refusal, Round};
-use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
@@ -215,7 +215,7 @@ impl Room {
         let flag = self
             .round
             .clock_deadline()
-            .map(|ms| self.epoch + Duration::from_millis(ms));
+            .and_then(|ms| self.epoch.checked_add(Duration::from_millis(ms)));
         let expire = self.expires().then_some(self.expires_at);
         [
             (Timer::Flag, flag),
@@ -446,7 +446,7 @@ impl Room {
         conn: ConnId,
         action: Action,
         outbox: &Outbox,
-        re: Option<Value>,
+        re: Option<RequestId>,
         received: Instant,
     ) {
         let role = self.members.get(&conn).map(|member| member.role);
@@ -477,7 +477,7 @@ impl Room {
         &mut self,
         sender: Option<&Outbox>,
         command: Command,
-        re: Option<Value>,
+        re: Option<RequestId>,
         received: Option<Instant>,
     ) {
         match self.commit(command).await {
@@ -634,11 +634,11 @@ impl Room {
         }
     }
 
-    fn refuse(&self, outbox: &Outbox, re: Option<Value>, code: ErrorCode, message: &str) {
+    fn refuse(&self, outbox: &Outbox, re: Option<RequestId>, code: ErrorCode, message: &str) {
         self.send_refusal(outbox, re, Refusal::new(code, message));
     }
 
-    fn send_refusal(&self, outbox: &Outbox, re: Option<Value>, refusal: Refusal) {
+    fn send_refusal(&self, outbox: &Outbox, re: Option<RequestId>, refusal: Refusal) {
         metrics::counter!("hakem_errors_total", "code" => refusal.code.as_str()).increment(1);
         outbox.send_message(&ServerMessage::Error(ErrorReply {
             re,

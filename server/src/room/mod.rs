@@ -16,9 +16,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use dashmap::DashMap;
+use hakem_protocol::RequestId;
 use hakem_protocol::{MatchState, MatchStatus, MatchSummary, PerSeat, RoundResult, Seat};
 use hakem_round::{Command, MatchConfig, Round};
-use serde_json::Value;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
 
@@ -95,7 +95,7 @@ pub struct Join {
     /// The member takes boards in events.
     pub boards: bool,
     pub outbox: Outbox,
-    pub re: Option<Value>,
+    pub re: Option<RequestId>,
 }
 
 /// An action as a member sends it, before the room knows the seat.
@@ -171,8 +171,10 @@ pub struct Replayed {
 }
 
 /// Rebuilds a stored match by replaying its events; the clocks continue from the last
-/// recorded reading.
-pub fn replay(stored: StoredMatch) -> Result<(MatchSpec, Replayed), String> {
+/// recorded reading, the running one charged up to `alive_ms` (when the server before was last
+/// known alive): the time a player thought before a crash is not given back, the time the
+/// server was down is charged to nobody.
+pub fn replay(stored: StoredMatch, alive_ms: Option<u64>) -> Result<(MatchSpec, Replayed), String> {
     let config = config_of(&stored.spec)?;
     let mut round = Round::new(config);
     let mut last_clocks = None;
@@ -188,6 +190,9 @@ pub fn replay(stored: StoredMatch) -> Result<(MatchSpec, Replayed), String> {
     }
     if let Some(reading) = last_clocks {
         round.restore_clocks(&reading, 0);
+        if let Some(alive_ms) = alive_ms {
+            round.charge_running_clock(alive_ms.saturating_sub(reading.server_time_ms));
+        }
     }
     Ok((
         stored.spec,
@@ -294,7 +299,7 @@ enum RoomCommand {
         conn: ConnId,
         action: Action,
         outbox: Outbox,
-        re: Option<Value>,
+        re: Option<RequestId>,
         /// When the frame arrived, for the latency histogram.
         received: Instant,
     },
@@ -341,7 +346,7 @@ impl RoomHandle {
         conn: ConnId,
         action: Action,
         outbox: Outbox,
-        re: Option<Value>,
+        re: Option<RequestId>,
         received: Instant,
     ) -> Result<(), Gone> {
         self.send(RoomCommand::Act {
