@@ -253,11 +253,20 @@ fn read_movetext(line: &str, block: &mut Block) -> Result<(), String> {
             && token[..token.len() - 1].chars().all(|c| c.is_ascii_digit())
         {
             // A move number.
-        } else {
+        } else if token
+            .chars()
+            .all(|c| c.is_ascii_graphic() && !"[]{}\"".contains(c))
+        {
             block.moves.push(RecordedMove {
                 notation: token.to_string(),
                 clock_ms: None,
             });
+        } else {
+            // Brackets and quotes are the record's own syntax: a "move" holding them would be
+            // written back as a tag or a comment.
+            return Err(format!(
+                "a move is written in the game's notation, not {token:?}"
+            ));
         }
     }
     Ok(())
@@ -403,6 +412,10 @@ mod tests {
 
     #[test]
     fn garbage_is_an_error_with_a_line_number() {
+        let moves = "[Game \"Pentago\"]\n[Set \"1\"]\n\n1. b1sw [P2 \"x\"]\n";
+        let err = Record::parse(moves).unwrap_err();
+        assert_eq!(err.line, 4, "{err:?}");
+        assert!(err.message.contains("notation"), "{err:?}");
         let err = Record::parse("[Game \"Pentago\"]\n[Broken\n").unwrap_err();
         assert_eq!(err.line, 2);
         assert!(Record::parse("").is_err());

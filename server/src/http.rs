@@ -63,11 +63,11 @@ async fn websocket(
     // Frames up to 4x the protocol limit are read so that an oversized one gets a `too_large`
     // reply instead of a dropped connection; anything bigger is cut off by the socket layer.
     // The socket layer's default buffers (128 KiB each way) are far too big for tens of
-    // thousands of mostly idle sockets; frames here are a few hundred bytes. A write buffer of 0
-    // sends each frame at once.
+    // thousands of mostly idle sockets; client frames here are a few hundred bytes (a bigger
+    // one is read in several goes). A write buffer of 0 sends each frame at once.
     ws.max_message_size(4 * MAX_FRAME_BYTES)
         .max_frame_size(4 * MAX_FRAME_BYTES)
-        .read_buffer_size(4 * 1024)
+        .read_buffer_size(1024)
         .write_buffer_size(0)
         .max_write_buffer_size(256 * 1024)
         .on_upgrade(move |socket| session::serve(socket, app, peer))

@@ -26,7 +26,7 @@ struct Args {
     #[arg(long, env = "HAKEM_LOG_JSON")]
     log_json: bool,
     /// Messages a second a client may send on average (beyond it, the connection is read no
-    /// faster, and told `rate_limited` once).
+    /// faster and told `rate_limited` once; a whole burst ahead of it, it is closed).
     #[arg(long, env = "HAKEM_RATE_LIMIT", default_value_t = 20.0)]
     rate_limit: f64,
     /// Messages a client may send in one burst.

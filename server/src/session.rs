@@ -1,7 +1,7 @@
 //! One WebSocket connection: the `hello` handshake, reading client frames, routing them to
 //! rooms, and writing whatever the rooms and the session queue for it.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -63,12 +63,15 @@ pub async fn serve(socket: WebSocket, app: Arc<App>, peer: Option<Peer>) {
     };
     // Why the connection ends, sent in the Close frame; none for a peer that left.
     let mut close: Option<Close> = None;
+    // Frames read while the connection waited for its rate, in order.
+    let mut pending: Pending = VecDeque::new();
     let hello_deadline = tokio::time::Instant::now() + limits.hello_timeout;
     let mut last_heard = tokio::time::Instant::now();
     let mut idle_check = tokio::time::interval(limits.ping_interval);
     loop {
         let frame = tokio::select! {
-            frame = stream.next() => frame,
+            biased;
+            frame = next_frame(&mut pending, &mut stream) => frame,
             _ = kill.notified() => {
                 close = Some(Close::now(CloseCode::Policy, "too slow to read its frames"));
                 break;
@@ -105,9 +108,13 @@ pub async fn serve(socket: WebSocket, app: Arc<App>, peer: Option<Peer>) {
             Message::Ping(_) | Message::Pong(_) => continue,
             Message::Close(_) => break,
         };
-        // Over its rate, a connection is read no faster than the rate: the message waits
-        // (and the peer's further frames wait in its socket), which costs the server nothing.
-        session.throttle().await;
+        // Over its rate, a connection is read no faster than the rate: the message waits. A
+        // client that goes on sending meanwhile, more than a whole burst ahead of what it may
+        // send, is closed: a player or a bot waits for answers, only a flood runs ahead.
+        if !session.throttle(&mut pending, &mut stream).await {
+            close = Some(Close::after_queue(CloseCode::Policy, "too many messages"));
+            break;
+        }
         if text.is_empty() {
             session.error(None, ErrorCode::BadRequest, "send text frames with JSON");
             continue;
@@ -136,6 +143,20 @@ pub async fn serve(socket: WebSocket, app: Arc<App>, peer: Option<Peer>) {
         let _ = tokio::join!(writer, drain);
     })
     .await;
+}
+
+type WsStream = futures_util::stream::SplitStream<WebSocket>;
+type Pending = VecDeque<Option<Result<Message, axum::Error>>>;
+
+/// The next frame: one read while the connection waited for its rate, or a new one.
+async fn next_frame(
+    pending: &mut Pending,
+    stream: &mut WsStream,
+) -> Option<Result<Message, axum::Error>> {
+    match pending.pop_front() {
+        Some(frame) => frame,
+        None => stream.next().await,
+    }
 }
 
 /// Writes what is queued for the connection: frames as they come (several at once when they
@@ -405,10 +426,15 @@ struct Session {
 }
 
 impl Session {
-    /// Waits until the connection's and its address's rates allow one more message. The first
-    /// wait of a run is answered `rate_limited`, as a warning (the message is then served).
-    async fn throttle(&mut self) {
+    /// Waits until the connection's and its address's rates allow one more message, reading
+    /// what the client sends meanwhile into `pending`; false when that is more than a burst.
+    /// The first wait of a run is answered `rate_limited`, as a warning (the message is then
+    /// served).
+    async fn throttle(&mut self, pending: &mut Pending, stream: &mut WsStream) -> bool {
         let mut waited = false;
+        let mut ended = pending
+            .back()
+            .is_some_and(|frame| !matches!(frame, Some(Ok(_))));
         // Bounded: a wait is at most a token's time; many connections of one address may
         // take the token first, and then this one waits again.
         for _ in 0..1_000 {
@@ -431,9 +457,23 @@ impl Session {
                 }
             }
             waited = true;
-            tokio::time::sleep(wait.max(Duration::from_millis(1))).await;
+            let sleep = tokio::time::sleep(wait.max(Duration::from_millis(1)));
+            tokio::pin!(sleep);
+            loop {
+                tokio::select! {
+                    _ = &mut sleep => break,
+                    frame = stream.next(), if !ended => {
+                        ended = !matches!(frame, Some(Ok(_)));
+                        pending.push_back(frame);
+                        if pending.len() as f64 > self.bucket.burst {
+                            return false;
+                        }
+                    }
+                }
+            }
         }
         self.throttled = waited;
+        true
     }
 
     fn send(&self, message: &ServerMessage) {

@@ -458,7 +458,15 @@ async fn protocol_violations_are_closed_with_their_status_codes() {
     let mut socket = RawSocket::open(&server).await;
     socket.frame(0x81, b"{", Some(64 * 1024 * 1024)).await;
     assert_eq!(socket.close_code().await, Some(1009));
-    // No hello within 10 s: 1008 (policy).
+    // A flood, more than a whole burst ahead of its rate: 1008 (policy).
+    let mut socket = RawSocket::open(&server).await;
+    let hello = json!({"type": "hello", "protocol": 1}).to_string();
+    socket.frame(0x81, hello.as_bytes(), None).await;
+    for _ in 0..200 {
+        socket.frame(0x81, br#"{"type":"ping"}"#, None).await;
+    }
+    assert_eq!(socket.close_code().await, Some(1008));
+    // No hello within 10 s: 1008 too.
     let mut socket = RawSocket::open(&server).await;
     assert_eq!(socket.close_code().await, Some(1008));
 }

@@ -477,7 +477,8 @@ fn report(args: &LoadArgs, counts: Counts, server: Option<ServerFigures>) -> Exi
     let elapsed = (args.ramp + args.warmup + args.duration).max(1) as f64;
     let idle_kib = server
         .filter(|_| args.matches == 0 && counts.idle_opened > 0)
-        .map(|s| (s.rss_end_mib - s.rss_start_mib) * 1024.0 / counts.idle_opened as f64);
+        // From before the first connection: the idle ones are opened during the ramp.
+        .map(|s| (s.rss_end_mib - s.rss_before_mib) * 1024.0 / counts.idle_opened as f64);
     let report = Report {
         server: args.server.clone(),
         matches: args.matches,
