@@ -3,6 +3,18 @@
 use std::net::SocketAddr;
 
 use clap::Parser;
+
+/// jemalloc rather than the system's allocator: a server allocates and frees small buffers for
+/// every frame of every connection, and the system's allocator spent a seventh of the server's
+/// CPU doing it under load (see docs/performance.md).
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
+/// Freed pages go back to the system within about a second, by jemalloc's own background
+/// thread, so that a server whose matches ended shrinks again without being asked.
+#[allow(non_upper_case_globals)]
+#[export_name = "_rjem_malloc_conf"]
+pub static malloc_conf: &[u8] = b"background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0\0";
 use tracing_subscriber::EnvFilter;
 
 #[derive(Parser)]

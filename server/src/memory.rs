@@ -1,6 +1,7 @@
-//! Giving memory back to the system. The allocator keeps what thousands of finished rooms and
-//! closed connections freed, ready for reuse; once many rooms have retired, the server asks it
-//! to return the free pages, so that a server whose matches ended shrinks again.
+//! Giving memory back to the system. The server's allocator (jemalloc) returns free pages by
+//! itself; the C library's, which SQLite uses, keeps what it freed ready for reuse, so once
+//! many rooms have retired the server asks it to return the free pages, and a server whose
+//! matches ended shrinks again.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -30,6 +31,8 @@ pub async fn give_back() {
     }
 }
 
+/// The server's own allocator (jemalloc, see main.rs) returns free pages by itself; SQLite
+/// allocates with the C library's malloc, which has to be asked.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 fn trim() {
     // SAFETY: malloc_trim only releases free memory of glibc's own heaps; it touches nothing
