@@ -203,6 +203,19 @@ impl Guard {
         }
     }
 
+    /// The address a request's limits apply to: the peer's, or, when the peer is an unlimited
+    /// address (a proxy in front) that says whom it forwards (`X-Forwarded-For`), the last
+    /// address it names (the one the proxy itself saw; earlier ones are the client's word).
+    pub fn client_ip(&self, peer: IpAddr, forwarded_for: Option<&str>) -> IpAddr {
+        if self.key(peer).is_some() {
+            return peer;
+        }
+        forwarded_for
+            .and_then(|list| list.rsplit(',').next())
+            .and_then(|last| last.trim().parse().ok())
+            .unwrap_or(peer)
+    }
+
     /// Counts a new connection from `ip`, or says which limit is full.
     pub fn admit(self: &Arc<Guard>, ip: IpAddr) -> Result<Admission, Refusal> {
         let total = self.open.fetch_add(1, Ordering::Relaxed) + 1;
@@ -398,6 +411,24 @@ mod tests {
         let _local: Vec<_> = (0..5)
             .map(|_| guard.admit(ip("127.0.0.1")).unwrap())
             .collect();
+    }
+
+    #[test]
+    fn behind_an_unlimited_proxy_the_forwarded_address_is_the_clients() {
+        let guard = Guard::new(AddressLimits {
+            unlimited: vec![ip("127.0.0.1")],
+            ..AddressLimits::default()
+        });
+        let proxy = ip("127.0.0.1");
+        assert_eq!(
+            guard.client_ip(proxy, Some("198.51.100.7, 203.0.113.5")),
+            ip("203.0.113.5")
+        );
+        assert_eq!(guard.client_ip(proxy, Some("garbage")), proxy);
+        assert_eq!(guard.client_ip(proxy, None), proxy);
+        // Anyone else's word for their address is not taken.
+        let other = ip("192.0.2.1");
+        assert_eq!(guard.client_ip(other, Some("203.0.113.5")), other);
     }
 
     #[test]

@@ -60,6 +60,10 @@ async fn websocket(
             .into_response();
     }
     let peer = peer.map(|Extension(peer)| peer);
+    let forwarded_for = headers.get("x-forwarded-for").and_then(|v| v.to_str().ok());
+    let client_ip = peer
+        .as_ref()
+        .map(|peer| app.guard.client_ip(peer.admission.ip(), forwarded_for));
     // Frames up to 4x the protocol limit are read so that an oversized one gets a `too_large`
     // reply instead of a dropped connection; anything bigger is cut off by the socket layer.
     // The socket layer's default buffers (128 KiB each way) are far too big for tens of
@@ -70,7 +74,7 @@ async fn websocket(
         .read_buffer_size(1024)
         .write_buffer_size(0)
         .max_write_buffer_size(256 * 1024)
-        .on_upgrade(move |socket| session::serve(socket, app, peer))
+        .on_upgrade(move |socket| session::serve(socket, app, peer, client_ip))
 }
 
 /// A WebSocket opened by a web page must come from a page of this server (the scheme and host

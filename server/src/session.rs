@@ -30,7 +30,16 @@ const REPLAY_PAGE: u32 = 256;
 /// Queued frames written to the socket at once before it is flushed.
 const WRITE_BURST: usize = 64;
 
-pub async fn serve(socket: WebSocket, app: Arc<App>, peer: Option<Peer>) {
+/// `peer` holds the connection's place under the connection limits until the session ends;
+/// `ip` is the address the session's limits apply to (a proxy's client's, see
+/// [`crate::guard::Guard::client_ip`]).
+pub async fn serve(
+    socket: WebSocket,
+    app: Arc<App>,
+    peer: Option<Peer>,
+    ip: Option<std::net::IpAddr>,
+) {
+    let _peer = peer;
     let limits = app.limits.clone();
     let conn = app.next_conn_id();
     let (tx, rx) = mpsc::channel::<Outgoing>(limits.outbox_frames);
@@ -59,7 +68,7 @@ pub async fn serve(socket: WebSocket, app: Arc<App>, peer: Option<Peer>) {
         boards: false,
         bucket: TokenBucket::new(limits.rate_per_sec, limits.rate_burst),
         throttled: false,
-        ip: peer.as_ref().map(|peer| peer.admission.ip()),
+        ip,
     };
     // Why the connection ends, sent in the Close frame; none for a peer that left.
     let mut close: Option<Close> = None;

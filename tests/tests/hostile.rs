@@ -528,3 +528,58 @@ async fn request_ids_come_back_exactly_and_unknown_tokens_are_guests() {
     );
     assert!(!metrics.contains(r#"hakem_connections{kind="player"} 1"#));
 }
+
+/// A guest connection that says which address it forwards, as a proxy in front would.
+async fn forwarded_guest(
+    server: &Server,
+    forwarded_for: &str,
+) -> tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<TcpStream>> {
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+    let mut request = server.ws_url().into_client_request().unwrap();
+    request
+        .headers_mut()
+        .insert("x-forwarded-for", forwarded_for.parse().unwrap());
+    let (mut ws, _) = tokio_tungstenite::connect_async(request).await.unwrap();
+    let hello = json!({"type": "hello", "protocol": 1}).to_string();
+    ws.send(Message::Text(hello.into())).await.unwrap();
+    ws.next().await.unwrap().unwrap();
+    ws
+}
+
+/// Creates a quoridor match; the reply's `type` (`match_created`, or `error` and its code).
+async fn create_as(
+    ws: &mut tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<TcpStream>>,
+) -> String {
+    let create = json!({"type": "create_match", "id": "c", "game": "quoridor"}).to_string();
+    ws.send(Message::Text(create.into())).await.unwrap();
+    loop {
+        let Some(Ok(Message::Text(text))) = ws.next().await else {
+            panic!("closed")
+        };
+        let reply: Value = serde_json::from_str(text.as_str()).unwrap();
+        if reply["re"] == "c" {
+            return match reply["code"].as_str() {
+                Some(code) => code.to_string(),
+                None => reply["type"].as_str().unwrap().to_string(),
+            };
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn behind_a_proxy_the_limits_apply_to_the_address_it_forwards() {
+    let server =
+        Server::start_with(&["--unlimited-ip", "127.0.0.1", "--guest-waiting-per-ip", "1"]);
+    let mut first = forwarded_guest(&server, "198.51.100.9, 203.0.113.5").await;
+    assert_eq!(create_as(&mut first).await, "match_created");
+    assert_eq!(create_as(&mut first).await, "rate_limited");
+    // Another client of the same proxy has its own allowance.
+    let mut second = forwarded_guest(&server, "203.0.113.6").await;
+    assert_eq!(create_as(&mut second).await, "match_created");
+    // A client that is not a listed proxy is counted as itself, whatever it says.
+    let liar = Server::start_with(&["--guest-waiting-per-ip", "1"]);
+    let mut a = forwarded_guest(&liar, "203.0.113.7").await;
+    let mut b = forwarded_guest(&liar, "203.0.113.8").await;
+    assert_eq!(create_as(&mut a).await, "match_created");
+    assert_eq!(create_as(&mut b).await, "rate_limited");
+}
