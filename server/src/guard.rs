@@ -114,7 +114,8 @@ pub struct Guard {
     /// Matches guests at each address made that may still be waiting.
     waiting: DashMap<IpAddr, Vec<String>>,
     log: RefusalLog,
-    clock: governor::clock::DefaultClock,
+    /// The unlimited addresses, as they are counted.
+    exempt: Vec<IpAddr>,
 }
 
 /// One open connection, counted until the last clone is dropped (the HTTP connection and,
@@ -147,6 +148,18 @@ impl Drop for Admission {
     }
 }
 
+/// What an address is counted as: itself for IPv4 (an IPv4-mapped IPv6 address included),
+/// its /64 for IPv6.
+fn counted_as(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => IpAddr::V6((u128::from(v6) & (!0u128 << 64)).into()),
+        },
+        v4 => v4,
+    }
+}
+
 fn quota(per_sec: u32, burst: u32) -> Option<Quota> {
     let rate = NonZeroU32::new(per_sec)?;
     Some(Quota::per_second(rate).allow_burst(NonZeroU32::new(burst).unwrap_or(rate)))
@@ -160,14 +173,14 @@ impl Guard {
             RateLimiter::keyed(Quota::per_minute(rate).allow_burst(burst))
         });
         Arc::new(Guard {
-            limits,
             open: AtomicUsize::new(0),
             per_ip: DashMap::new(),
             messages,
             creates,
             waiting: DashMap::new(),
             log: RefusalLog::default(),
-            clock: governor::clock::DefaultClock::default(),
+            exempt: limits.unlimited.iter().copied().map(counted_as).collect(),
+            limits,
         })
     }
 
@@ -177,30 +190,8 @@ impl Guard {
 
     /// The key an address is counted under, or `None` if no per-address limit applies to it.
     fn key(&self, ip: IpAddr) -> Option<IpAddr> {
-        let ip = match ip {
-            IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
-                Some(v4) => IpAddr::V4(v4),
-                None => {
-                    let mut bits = u128::from(v6);
-                    bits &= !0u128 << 64;
-                    IpAddr::V6(bits.into())
-                }
-            },
-            v4 => v4,
-        };
-        let exempt = self
-            .limits
-            .unlimited
-            .iter()
-            .any(|&free| free == ip || self.key_of_exempt(free) == ip);
-        (!exempt).then_some(ip)
-    }
-
-    fn key_of_exempt(&self, ip: IpAddr) -> IpAddr {
-        match ip {
-            IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
-            v4 => v4,
-        }
+        let key = counted_as(ip);
+        (!self.exempt.contains(&key)).then_some(key)
     }
 
     /// The address a request's limits apply to: the peer's, or, when the peer is an unlimited
@@ -248,10 +239,9 @@ impl Guard {
         let (Some(limiter), Some(key)) = (&self.messages, self.key(ip)) else {
             return Ok(());
         };
-        limiter
-            .check_key(&key)
-            .map(|_| ())
-            .map_err(|not_until| not_until.wait_time_from(governor::clock::Clock::now(&self.clock)))
+        limiter.check_key(&key).map(|_| ()).map_err(|not_until| {
+            not_until.wait_time_from(governor::clock::Clock::now(limiter.clock()))
+        })
     }
 
     /// A guest at `ip` wants to create a match: allowed, or which limit says no.
@@ -402,7 +392,7 @@ mod tests {
     fn an_ipv6_host_is_its_64_block_and_exempt_addresses_are_not_counted() {
         let guard = Guard::new(AddressLimits {
             max_connections_per_ip: 1,
-            unlimited: vec![ip("127.0.0.1")],
+            unlimited: vec![ip("127.0.0.1"), ip("::1")],
             ..AddressLimits::default()
         });
         let _a = guard.admit(ip("2001:db8::1")).unwrap();

@@ -301,12 +301,9 @@ impl Close {
 fn close_for(error: axum::Error) -> Option<Close> {
     let error = error.into_inner();
     let error = error.downcast_ref::<tungstenite::Error>()?;
-    use tungstenite::error::{CapacityError, Error, ProtocolError};
+    use tungstenite::error::{Error, ProtocolError};
     let close = match error {
         Error::Utf8(_) => Close::now(CloseCode::InvalidData, "text frames must be UTF-8"),
-        Error::Capacity(CapacityError::MessageTooLong { .. }) => {
-            Close::now(CloseCode::TooBig, "frame too large")
-        }
         Error::Capacity(_) => Close::now(CloseCode::TooBig, "frame too large"),
         Error::Protocol(ProtocolError::ResetWithoutClosingHandshake) => return None,
         Error::Protocol(_) => Close::now(CloseCode::Protocol, "WebSocket protocol error"),

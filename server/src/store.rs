@@ -894,9 +894,10 @@ const ALIVE_KEY: &str = "alive_ms";
 pub const ALIVE_EVERY: Duration = Duration::from_millis(500);
 
 impl Writer {
-    /// Records that the server is alive now: one small write for the whole server.
+    /// Records that the server is alive now: one small write for the whole server, on the
+    /// writer's connection (opened again if the last one broke).
     async fn alive(&mut self) {
-        const SQL: &str = "INSERT INTO settings (key, value) VALUES ('alive_ms', $1) \
+        const SQL: &str = "INSERT INTO settings (key, value) VALUES ($1, $2) \
                            ON CONFLICT (key) DO UPDATE SET value = excluded.value";
         let now = crate::wall_clock_ms().to_string();
         let outcome = match self {
@@ -904,27 +905,26 @@ impl Writer {
                 if conn.is_none() {
                     *conn = pool.acquire().await.ok();
                 }
-                match conn.as_mut() {
-                    Some(c) => sqlx::query(&SQL.replace("$1", "?1"))
-                        .bind(now)
-                        .execute(&mut **c)
-                        .await
-                        .map(|_| ()),
-                    None => return,
-                }
+                let Some(c) = conn.as_mut() else { return };
+                // SQLite reads `?1` where PostgreSQL reads `$1` (see `sql_for`).
+                sqlx::query(&SQL.replace('$', "?"))
+                    .bind(ALIVE_KEY)
+                    .bind(now)
+                    .execute(&mut **c)
+                    .await
+                    .map(|_| ())
             }
             Writer::Postgres(pool, conn) => {
                 if conn.is_none() {
                     *conn = pool.acquire().await.ok();
                 }
-                match conn.as_mut() {
-                    Some(c) => sqlx::query(SQL)
-                        .bind(now)
-                        .execute(&mut **c)
-                        .await
-                        .map(|_| ()),
-                    None => return,
-                }
+                let Some(c) = conn.as_mut() else { return };
+                sqlx::query(SQL)
+                    .bind(ALIVE_KEY)
+                    .bind(now)
+                    .execute(&mut **c)
+                    .await
+                    .map(|_| ())
             }
         };
         if let Err(e) = outcome {
