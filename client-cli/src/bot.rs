@@ -121,7 +121,7 @@ pub async fn run(args: BotArgs) -> ExitCode {
         return ExitCode::from(USAGE);
     };
     let cfg = args.config();
-    println!("hakem bot ({}) joining match {match_id}", engine_name(&cfg));
+    outln!("hakem bot ({}) joining match {match_id}", engine_name(&cfg));
     match play_match(&args.server, &match_id, &args.token, cfg).await {
         Ok(_) => ExitCode::SUCCESS,
         Err(e) => {
@@ -160,7 +160,7 @@ async fn listen(args: &BotArgs) -> ExitCode {
                         link.close().await;
                         return ExitCode::from(FAILURE);
                     }
-                    println!(
+                    outln!(
                         "hakem bot ({}) listening as {} ({}): waiting for matches",
                         engine_name(&cfg),
                         identity.name,
@@ -171,7 +171,7 @@ async fn listen(args: &BotArgs) -> ExitCode {
                         }
                     );
                 } else {
-                    println!("connection to the server back");
+                    outln!("connection to the server back");
                 }
                 first = false;
                 attempts = 0;
@@ -208,7 +208,7 @@ async fn listen(args: &BotArgs) -> ExitCode {
                         if playing.contains(&match_id) || finished.contains(&match_id) {
                             continue;
                         }
-                        println!("[{match_id}] a match for this account: {seat} in {game} {variant}");
+                        outln!("[{match_id}] a match for this account: {seat} in {game} {variant}");
                         playing.insert(match_id.clone());
                         let mut cfg = cfg.clone();
                         cfg.seed = match_seed(cfg.seed, &match_id);
@@ -255,11 +255,11 @@ async fn listen(args: &BotArgs) -> ExitCode {
 /// Ctrl-C: the matches in progress are left (their clocks run on).
 fn stop(playing: &HashSet<String>) -> ExitCode {
     if playing.is_empty() {
-        println!("stopped");
+        outln!("stopped");
     } else {
         let mut ids: Vec<&str> = playing.iter().map(String::as_str).collect();
         ids.sort_unstable();
-        println!("stopped; left matches in progress: {}", ids.join(" "));
+        outln!("stopped; left matches in progress: {}", ids.join(" "));
     }
     ExitCode::SUCCESS
 }
@@ -393,7 +393,7 @@ pub async fn vs_bot(cmd: PlayCommand) -> ExitCode {
             return ExitCode::from(FAILURE);
         }
     };
-    println!(
+    outln!(
         "match {match_id}: you (p1, first to move in sets 1 and 3) against hakem bot level {} \
          in {} {}; type `ready` to start",
         vs.level,

@@ -154,9 +154,9 @@ pub async fn run(args: CreateArgs) -> ExitCode {
                     "arbiter_token": arbiter_token,
                     "server": args.server,
                 });
-                println!("{line}");
+                println_or_quit!("{line}");
             } else {
-                print!(
+                print_or_quit!(
                     "{}",
                     summary(&args, &match_id, &seat_tokens, &arbiter_token)
                 );

@@ -5,6 +5,9 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+#[macro_use]
+mod output;
+
 mod arbiter;
 mod bot;
 mod connection;

@@ -251,7 +251,7 @@ pub async fn run(live: Live) -> ExitCode {
             .await
             .map(|view| {
                 if let Some(lot) = view.colour_lot {
-                    println!(
+                    println_or_quit!(
                         "colour lot: player 1 has {} in round 1 ({})",
                         lot.seat,
                         if lot.drawn {
@@ -291,9 +291,9 @@ pub async fn run(live: Live) -> ExitCode {
             .await
             .map(|after| match player_line(&after, p.player) {
                 Some((name, Some(from))) if after.status != TournamentStatus::Registration => {
-                    println!("{name} withdrawn: not paired from round {from}")
+                    println_or_quit!("{name} withdrawn: not paired from round {from}")
                 }
-                _ => println!(
+                _ => println_or_quit!(
                     "{} struck from the list",
                     before
                         .as_ref()
@@ -314,7 +314,7 @@ pub async fn run(live: Live) -> ExitCode {
         .await
         .map(|view| {
             let name = player_line(&view, b.player.player).map(|(n, _)| n);
-            println!(
+            println_or_quit!(
                 "{}: half-point bye in round {}",
                 name.unwrap_or_default(),
                 b.round
@@ -352,7 +352,7 @@ pub async fn run(live: Live) -> ExitCode {
                 TournamentStatus::Running => "running",
                 TournamentStatus::Finished => "finished",
             };
-            println!(
+            println_or_quit!(
                 "{} ({} {}): {status}, round {} of {}",
                 view.settings.name,
                 view.settings.game,
@@ -389,7 +389,7 @@ pub async fn run(live: Live) -> ExitCode {
             };
             match ask(&v.server.server, None, message).await {
                 Ok(ServerMessage::Trf { trf, .. }) => {
-                    print!("{trf}");
+                    print_or_quit!("{trf}");
                     Ok(())
                 }
                 Ok(other) => Err(format!("unexpected reply from the server: {other:?}")),
@@ -429,9 +429,9 @@ fn print_round(view: &TournamentView, round: u32) {
     let Some(r) = view.pairings.iter().find(|r| r.round == round) else {
         return;
     };
-    println!("round {round}");
+    println_or_quit!("round {round}");
     for b in &r.boards {
-        println!(
+        println_or_quit!(
             "  {:>3}. {:>4} {:<28} - {:>4} {:<28} {:<8} {}",
             b.board,
             b.p1,
@@ -449,7 +449,7 @@ fn print_round(view: &TournamentView, round: u32) {
             ByeKind::Zero => "not yet entered",
             ByeKind::Absent => "withdrawn",
         };
-        println!(
+        println_or_quit!(
             "       {:>4} {:<28} {kind} ({})",
             bye.player,
             name_of(view, bye.player),
@@ -472,7 +472,7 @@ async fn add(args: AddArgs) -> Result<(), String> {
     match ask(&t.auth.server.server, Some(&t.auth.token), message).await? {
         ServerMessage::PlayersAdded { players, .. } => {
             for player in players {
-                println!(
+                println_or_quit!(
                     "player {} {} (account {}){}",
                     player.id,
                     player.name,
@@ -715,20 +715,20 @@ async fn create(args: CreateArgs) -> ExitCode {
             "players": players,
             "server": args.auth.server.server,
         });
-        println!("{line}");
+        println_or_quit!("{line}");
         return ExitCode::SUCCESS;
     }
-    println!(
+    println_or_quit!(
         "tournament {id} created: {} ({} rounds, {} players)",
         args.name,
         args.rounds,
         players.len()
     );
-    println!("  arbiter token  {arbiter_token}");
+    println_or_quit!("  arbiter token  {arbiter_token}");
     if !players.is_empty() {
-        println!("\n  {:>4}  {:<30} {:<24} token", "no.", "player", "account");
+        println_or_quit!("\n  {:>4}  {:<30} {:<24} token", "no.", "player", "account");
         for p in &players {
-            println!(
+            println_or_quit!(
                 "  {:>4}  {:<30} {:<24} {}",
                 p.id,
                 p.name,
@@ -737,9 +737,11 @@ async fn create(args: CreateArgs) -> ExitCode {
             );
         }
     }
-    println!("\nnext:");
-    println!("  hakem tournament start --tournament {id} --token {arbiter_token}");
-    println!("  players: hakem bot --listen --token TOKEN, or the web page with their token");
+    println_or_quit!("\nnext:");
+    println_or_quit!("  hakem tournament start --tournament {id} --token {arbiter_token}");
+    println_or_quit!(
+        "  players: hakem bot --listen --token TOKEN, or the web page with their token"
+    );
     ExitCode::SUCCESS
 }
 

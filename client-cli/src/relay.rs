@@ -57,7 +57,7 @@ pub async fn run(args: RelayArgs) -> ExitCode {
         }
     };
     let addr = listener.local_addr().unwrap_or(args.listen);
-    println!("hakem relay listening on http://{addr}");
+    outln!("hakem relay listening on http://{addr}");
     let relay = Arc::new(Relay::default());
     loop {
         let Ok((stream, _)) = listener.accept().await else {

@@ -84,7 +84,7 @@ pub fn run(cmd: RulesCommand) -> ExitCode {
     match cmd {
         RulesCommand::Perft { game, depth } => match game.replay() {
             Ok(pos) => {
-                println!("{}", pos.perft(depth));
+                println_or_quit!("{}", pos.perft(depth));
                 ExitCode::SUCCESS
             }
             Err(failure) => failure.report(false),
@@ -117,8 +117,8 @@ pub fn run(cmd: RulesCommand) -> ExitCode {
                         plies: pos.plies(),
                     });
                 } else {
-                    print!("{}", pos.board_text());
-                    println!("{}", status_line(&pos));
+                    print_or_quit!("{}", pos.board_text());
+                    println_or_quit!("{}", status_line(&pos));
                 }
                 ExitCode::SUCCESS
             }
@@ -130,10 +130,10 @@ pub fn run(cmd: RulesCommand) -> ExitCode {
         },
         RulesCommand::Show { game, legal } => match game.replay() {
             Ok(pos) => {
-                print!("{}", pos.board_text());
-                println!("{}", status_line(&pos));
+                print_or_quit!("{}", pos.board_text());
+                println_or_quit!("{}", status_line(&pos));
                 if legal {
-                    println!("legal moves: {}", pos.legal_moves().join(" "));
+                    println_or_quit!("legal moves: {}", pos.legal_moves().join(" "));
                 }
                 ExitCode::SUCCESS
             }
@@ -179,7 +179,7 @@ fn solve(position: &AnyPosition, max_ms: u64, json: bool) -> ExitCode {
                     ms,
                 });
             } else {
-                println!(
+                println_or_quit!(
                     "{} for {} to move; best move {} ({} nodes, {} ms)",
                     solution.value,
                     side_name(GameKind::Pentago, position.to_move()),
@@ -257,15 +257,18 @@ fn verify_record(path: &std::path::Path, json: bool) -> ExitCode {
     } else {
         for c in &checks {
             match &c.problem {
-                None => println!(
+                None => println_or_quit!(
                     "set {}: {} by {} after {} moves: verified",
-                    c.set, c.result, c.reason, c.plies
+                    c.set,
+                    c.result,
+                    c.reason,
+                    c.plies
                 ),
-                Some(problem) => println!("set {}: WRONG: {problem}", c.set),
+                Some(problem) => println_or_quit!("set {}: WRONG: {problem}", c.set),
             }
         }
         if let Some(round) = record.round() {
-            println!(
+            println_or_quit!(
                 "round: {} ({})",
                 round.tag("RoundWinner").unwrap_or("*"),
                 round.tag("RoundReason").unwrap_or("not finished")
@@ -318,7 +321,7 @@ struct ErrorJson<'a> {
 
 fn print_json(value: &impl Serialize) {
     // Serializing these plain structs cannot fail.
-    println!("{}", serde_json::to_string(value).unwrap_or_default());
+    println_or_quit!("{}", serde_json::to_string(value).unwrap_or_default());
 }
 
 /// Why a replay stopped.

@@ -15,23 +15,6 @@ use crate::connection::{parse_server_url, reply_to, DEFAULT_SERVER};
 use crate::follow::{error_of, format_wait, Happening, LinkError, LinkOptions, MatchLink};
 use crate::view::View;
 
-/// `print!` that does not panic when stdout is gone (`hakem watch | head`): the session goes on
-/// to the end of the round regardless, as the server expects of a connected client.
-macro_rules! out {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = write!(std::io::stdout().lock(), $($arg)*);
-    }};
-}
-
-/// `println!` that does not panic when stdout is gone.
-macro_rules! outln {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
-    }};
-}
-
 /// The way back into a match after the client gave up reconnecting: the server keeps the seat.
 const REJOIN: &str = "run the same command again to rejoin";
 

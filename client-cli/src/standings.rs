@@ -33,7 +33,7 @@ pub fn print_standings(rows: &[StandingRow], json: bool) {
                     format!("{}:{}", serde_json::Value::from(code.as_str()), num(*value))
                 })
                 .collect();
-            println!(
+            println_or_quit!(
                 "{{\"id\":{},\"rank\":{},\"points\":{},\"tiebreaks\":{{{}}}}}",
                 s.id,
                 s.rank,
@@ -47,7 +47,7 @@ pub fn print_standings(rows: &[StandingRow], json: bool) {
     for (code, _) in rows.first().map(|r| r.tiebreaks.as_slice()).unwrap_or(&[]) {
         header.push_str(&format!(" {code:>6}"));
     }
-    println!("{header}");
+    println_or_quit!("{header}");
     for s in rows {
         let mut line = format!(
             "{:>4} {:>4}  {:<32} {:>5.1}",
@@ -61,6 +61,6 @@ pub fn print_standings(rows: &[StandingRow], json: bool) {
             };
             line.push_str(&format!(" {value:>6.decimals$}"));
         }
-        println!("{line}");
+        println_or_quit!("{line}");
     }
 }

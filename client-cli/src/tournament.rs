@@ -124,11 +124,11 @@ pub async fn run(cmd: TournamentCommand) -> ExitCode {
             };
             match pair_round(&t, rules_of(&rules)) {
                 Ok(p) => {
-                    print!("{}", p.to_engine_text());
+                    print_or_quit!("{}", p.to_engine_text());
                     ExitCode::SUCCESS
                 }
                 Err(PairingError::NoValidPairing) => {
-                    println!("NO_PAIRING");
+                    println_or_quit!("NO_PAIRING");
                     ExitCode::from(1)
                 }
                 Err(e) => {
@@ -145,18 +145,18 @@ pub async fn run(cmd: TournamentCommand) -> ExitCode {
             let diffs = check_rounds(&t, rules_of(&rules));
             let rounds = t.completed_rounds();
             for d in &diffs {
-                println!("round {}: the pairing differs from the rules", d.round);
-                println!("  recorded: {}", one_line(&d.recorded));
+                println_or_quit!("round {}: the pairing differs from the rules", d.round);
+                println_or_quit!("  recorded: {}", one_line(&d.recorded));
                 match &d.expected {
-                    Ok(p) => println!("  expected: {}", one_line(p)),
-                    Err(e) => println!("  expected: {e}"),
+                    Ok(p) => println_or_quit!("  expected: {}", one_line(p)),
+                    Err(e) => println_or_quit!("  expected: {e}"),
                 }
             }
             if diffs.is_empty() {
-                println!("all {rounds} rounds agree with the rules");
+                println_or_quit!("all {rounds} rounds agree with the rules");
                 ExitCode::SUCCESS
             } else {
-                println!("{} of {rounds} rounds differ", diffs.len());
+                println_or_quit!("{} of {rounds} rounds differ", diffs.len());
                 ExitCode::from(1)
             }
         }

@@ -85,3 +85,38 @@ fn a_bad_file_is_a_clear_error() {
     let out = hakem(&["tournament", "pair", "--trf", "/nonexistent.trf"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// `hakem tournament standings --trf f | head`: the reader is gone before the command writes.
+#[test]
+fn commands_end_quietly_when_their_output_is_closed() {
+    use std::process::Stdio;
+    let runs: [&[&str]; 3] = [
+        &[
+            "tournament",
+            "standings",
+            "--trf",
+            &fixture("tiebreaks/tb001_p048_r11.trf"),
+        ],
+        &[
+            "tournament",
+            "pair",
+            "--trf",
+            &fixture("dutch2025/t0001_p038_r06.trf"),
+        ],
+        &["rules", "perft", "--game", "pentago", "--depth", "1"],
+    ];
+    for args in runs {
+        // A pipe whose reading end is closed at once: every write to it is a broken pipe.
+        let mut child = Command::new(env!("CARGO_BIN_EXE_hakem"))
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run hakem");
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{args:?}: {:?}, {stderr}", out.status);
+        assert!(stderr.is_empty(), "{args:?} wrote to stderr: {stderr}");
+    }
+}

@@ -90,22 +90,18 @@ impl Standing {
             Tiebreak::BuchholzCut1 => o.bh_c1.cmp(&self.bh_c1),
             Tiebreak::Buchholz => o.bh.cmp(&self.bh),
             Tiebreak::SonnebornBerger => o.sb.cmp(&self.sb),
-            // A lower DE position ranks higher; 0 (not separated) ties with everyone.
-            Tiebreak::DirectEncounter => {
-                if self.de == 0 || o.de == 0 {
-                    std::cmp::Ordering::Equal
-                } else {
-                    self.de.cmp(&o.de)
-                }
-            }
+            // DE orders a group, not a pair: `standings` applies it to each tied group.
+            Tiebreak::DirectEncounter => std::cmp::Ordering::Equal,
             Tiebreak::Wins => o.wins.cmp(&self.wins),
         }
     }
 }
 
 fn entries(t: &Tournament, idx: usize, rounds: usize) -> Vec<Option<RoundEntry>> {
+    // Rounds past `rounds` are not part of these standings.
     let mut v: Vec<Option<RoundEntry>> = t.players[idx].rounds.clone();
     v.resize(rounds, None);
+    v.truncate(rounds);
     v
 }
 
@@ -123,14 +119,12 @@ fn is_vur(e: &Option<RoundEntry>) -> bool {
     }
 }
 
-/// Computes the standings of a finished (or partly played) tournament, best first.
+/// Computes the standings of a tournament after the rounds it holds, best first: after
+/// round k of a longer event, the standings of a k-round event (rounds still to come are
+/// neither played nor missed). Players sharing a rank are listed by pairing number.
 pub fn standings(t: &Tournament, edition: Edition, order: &[Tiebreak]) -> Vec<Standing> {
     let n = t.players.len();
-    let rounds = t
-        .total_rounds
-        .map(|r| r as usize)
-        .unwrap_or(0)
-        .max(t.players.iter().map(|p| p.rounds.len()).max().unwrap_or(0));
+    let rounds = t.players.iter().map(|p| p.rounds.len()).max().unwrap_or(0);
     let all: Vec<Vec<Option<RoundEntry>>> = (0..n).map(|i| entries(t, i, rounds)).collect();
     let pab = t.pab();
     let halves = |e: &Option<RoundEntry>| e.map(|e| e.result.halves(pab)).unwrap_or(0);
@@ -205,48 +199,69 @@ pub fn standings(t: &Tournament, edition: Edition, order: &[Tiebreak]) -> Vec<St
             wins,
         });
     }
-    // Direct encounter, group by group of equal points.
-    let mut by_points: std::collections::BTreeMap<u32, Vec<usize>> = Default::default();
-    for (i, &pts) in points.iter().enumerate() {
-        by_points.entry(pts).or_default().push(i);
-    }
-    for group in by_points.values() {
-        if group.len() < 2 {
-            continue;
-        }
-        let classes = de_order(&all, group, &opp_idx);
-        if classes.len() > 1 {
-            let mut pos = 1;
-            for class in classes {
-                for &i in &class {
-                    out[i].de = pos;
+    // C.07 art. 4.2: each criterion in turn separates only the players still tied after
+    // points and the criteria before it, so DE is computed inside those groups.
+    let mut groups: Vec<Vec<usize>> = {
+        let mut idx: Vec<usize> = (0..n).collect();
+        idx.sort_by(|&a, &b| points[b].cmp(&points[a]));
+        split_runs(&idx, |a, b| points[a] == points[b])
+    };
+    for &tb in order {
+        let mut next = Vec::with_capacity(groups.len());
+        for group in groups {
+            if group.len() < 2 {
+                next.push(group);
+                continue;
+            }
+            if tb == Tiebreak::DirectEncounter {
+                let classes = de_order(&all, &group, &opp_idx);
+                if classes.len() > 1 {
+                    let mut pos = 1;
+                    for class in &classes {
+                        for &i in class {
+                            out[i].de = pos;
+                        }
+                        pos += class.len() as u32;
+                    }
                 }
-                pos += class.len() as u32;
+                next.extend(classes);
+            } else {
+                let mut sorted = group;
+                sorted.sort_by(|&a, &b| out[a].cmp_on(&out[b], tb));
+                next.extend(split_runs(&sorted, |a, b| {
+                    out[a].cmp_on(&out[b], tb) == std::cmp::Ordering::Equal
+                }));
             }
         }
+        groups = next;
     }
-    let mut idx: Vec<usize> = (0..n).collect();
-    let cmp = |a: &Standing, b: &Standing| {
-        let mut o = b.points.cmp(&a.points);
-        for &tb in order {
-            o = o.then_with(|| a.cmp_on(b, tb));
-        }
-        o
-    };
-    idx.sort_by(|&a, &b| cmp(&out[a], &out[b]).then(out[a].id.cmp(&out[b].id)));
     let mut ranked: Vec<Standing> = Vec::with_capacity(n);
-    for (k, &i) in idx.iter().enumerate() {
-        let mut s = out[i].clone();
-        s.rank = match ranked.last() {
-            Some(prev) if cmp(prev, &s) == std::cmp::Ordering::Equal => prev.rank,
-            _ => k as u32 + 1,
-        };
-        ranked.push(s);
+    for group in groups {
+        let rank = ranked.len() as u32 + 1;
+        let mut members: Vec<usize> = group;
+        members.sort_by_key(|&i| out[i].id);
+        for i in members {
+            let mut s = out[i].clone();
+            s.rank = rank;
+            ranked.push(s);
+        }
     }
     ranked
 }
 
-/// Orders a group of equal-points players by their games against each other; returns the
+/// Splits a sorted list into runs of neighbours that `same` holds for.
+fn split_runs(sorted: &[usize], same: impl Fn(usize, usize) -> bool) -> Vec<Vec<usize>> {
+    let mut runs: Vec<Vec<usize>> = Vec::new();
+    for &i in sorted {
+        match runs.last_mut() {
+            Some(run) if same(run[0], i) => run.push(i),
+            _ => runs.push(vec![i]),
+        }
+    }
+    runs
+}
+
+/// Orders a group of players still tied by their games against each other; returns the
 /// classes players fall into, best first (one class: not separated).
 fn de_order(
     all: &[Vec<Option<RoundEntry>>],
@@ -322,4 +337,120 @@ fn de_order(
     let mut classes = vec![vec![group[top]]];
     classes.extend(de_order(all, &rest, opp_idx));
     classes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Colour, Player, ResultCode::*};
+
+    /// An event of `n` players with `planned` rounds; each round is a list of boards
+    /// (white, black, white's result).
+    fn event(n: u32, planned: u32, rounds: &[&[(u32, u32, ResultCode)]]) -> Tournament {
+        let mut t = Tournament {
+            total_rounds: Some(planned),
+            players: (1..=n)
+                .map(|id| Player {
+                    id,
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        };
+        for (r, boards) in rounds.iter().enumerate() {
+            let mut entries = Vec::new();
+            for &(w, b, res) in boards.iter() {
+                let other = match res {
+                    Win => Loss,
+                    Loss => Win,
+                    Draw => Draw,
+                    ForfeitWin => ForfeitLoss,
+                    ForfeitLoss => ForfeitWin,
+                    x => x,
+                };
+                let entry = |opponent, colour, result| RoundEntry {
+                    opponent: Some(opponent),
+                    colour: Some(colour),
+                    result,
+                };
+                entries.push((w, entry(b, Colour::White, res)));
+                entries.push((b, entry(w, Colour::Black, other)));
+            }
+            t.record_round(r + 1, &entries);
+        }
+        t
+    }
+
+    fn by_id(table: &[Standing], id: u32) -> &Standing {
+        table.iter().find(|s| s.id == id).unwrap()
+    }
+
+    #[test]
+    fn rounds_still_to_come_count_for_nothing() {
+        // Round 1 of 4: 1 beats 2, 3 beats 4.
+        let t = event(4, 4, &[&[(1, 2, Win), (3, 4, Win)]]);
+        for edition in [Edition::E2024, Edition::E2026] {
+            let table = standings(&t, edition, &Tiebreak::DEFAULT_ORDER);
+            let winner = by_id(&table, 1);
+            assert_eq!(winner.points, 2);
+            assert_eq!(
+                (winner.bh, winner.bh_c1, winner.sb),
+                (0, 0, 0),
+                "{edition:?}"
+            );
+            let loser = by_id(&table, 2);
+            assert_eq!((loser.bh, loser.bh_c1, loser.sb), (2, 0, 0), "{edition:?}");
+        }
+        // The same event once complete is unaffected by the planned total.
+        let done = event(
+            4,
+            2,
+            &[&[(1, 2, Win), (3, 4, Win)], &[(3, 1, Draw), (2, 4, Win)]],
+        );
+        let table = standings(&done, Edition::E2026, &Tiebreak::DEFAULT_ORDER);
+        assert_eq!(by_id(&table, 1).bh, 3 + 2);
+    }
+
+    /// Players 1..6 = A, B, X, Y, Q, P. A and B end tied on points, BH-C1, BH and SB, and A
+    /// beat B; X (better BH-C1) and Y (worse BH) share their points but not their Buchholz.
+    fn tied_pair_after_buchholz() -> Tournament {
+        let (a, b, x, y, q, p) = (1, 2, 3, 4, 5, 6);
+        event(
+            6,
+            2,
+            &[
+                &[(a, b, Win), (y, p, Win), (x, q, Loss)],
+                &[(x, a, Win), (b, y, Win), (q, p, Win)],
+            ],
+        )
+    }
+
+    #[test]
+    fn direct_encounter_separates_the_players_still_tied_after_the_criteria_before_it() {
+        let t = tied_pair_after_buchholz();
+        let table = standings(&t, Edition::E2026, &Tiebreak::DEFAULT_ORDER);
+        let order: Vec<(u32, u32)> = table.iter().map(|s| (s.id, s.rank)).collect();
+        assert_eq!(order, vec![(5, 1), (3, 2), (1, 3), (2, 4), (4, 5), (6, 6)]);
+        let (a, b) = (by_id(&table, 1), by_id(&table, 2));
+        assert_eq!((a.bh_c1, a.bh, a.sb), (b.bh_c1, b.bh, b.sb));
+        assert_eq!((a.de, b.de), (1, 2));
+        assert_eq!(by_id(&table, 3).de, 0, "X was separated before DE");
+    }
+
+    #[test]
+    fn direct_encounter_first_works_on_the_whole_points_group() {
+        // Among A, B, X and Y (one point each) not everyone met and nobody is out of reach:
+        // DE right after points separates nobody, and A and B then share a rank.
+        let t = tied_pair_after_buchholz();
+        let order = [
+            Tiebreak::DirectEncounter,
+            Tiebreak::BuchholzCut1,
+            Tiebreak::Buchholz,
+            Tiebreak::SonnebornBerger,
+            Tiebreak::Wins,
+        ];
+        let table = standings(&t, Edition::E2026, &order);
+        assert!(table.iter().all(|s| s.de == 0));
+        assert_eq!(by_id(&table, 1).rank, by_id(&table, 2).rank);
+    }
 }

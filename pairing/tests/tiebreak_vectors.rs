@@ -5,6 +5,14 @@ use std::path::Path;
 
 use hakem_pairing::{parse_trf, standings, trf::fmt_points, Edition, Tiebreak};
 
+const DE_FIRST: [Tiebreak; 5] = [
+    Tiebreak::DirectEncounter,
+    Tiebreak::BuchholzCut1,
+    Tiebreak::Buchholz,
+    Tiebreak::SonnebornBerger,
+    Tiebreak::Wins,
+];
+
 fn check(edition: Edition, suffix: &str) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/vectors/swiss/tiebreaks");
     let mut names: Vec<String> = fs::read_dir(&dir)
@@ -20,7 +28,8 @@ fn check(edition: Edition, suffix: &str) {
     for name in &names {
         let t = parse_trf(&fs::read_to_string(dir.join(format!("{name}.trf"))).unwrap()).unwrap();
         let want = fs::read_to_string(dir.join(format!("{name}.{suffix}"))).unwrap();
-        let mut st = standings(&t, edition, &Tiebreak::DEFAULT_ORDER);
+        // The vectors compute DE directly after points (their README): DE comes first here.
+        let mut st = standings(&t, edition, &DE_FIRST);
         st.sort_by_key(|s| s.id);
         let mut got = String::from("id\tpoints\tBH-C1\tBH\tSB\tDE\tWIN\n");
         for s in &st {

@@ -268,7 +268,7 @@ pub async fn run(args: LoadArgs) -> ExitCode {
     };
     if args.worker.is_some() {
         match serde_json::to_string(&counts) {
-            Ok(text) => println!("{text}"),
+            Ok(text) => println_or_quit!("{text}"),
             Err(e) => {
                 eprintln!("hakem load: {e}");
                 return ExitCode::from(FAILURE);
@@ -509,7 +509,7 @@ fn report(args: &LoadArgs, counts: Counts, server: Option<ServerFigures>) -> Exi
     };
     if args.json {
         match serde_json::to_string_pretty(&report) {
-            Ok(text) => println!("{text}"),
+            Ok(text) => println_or_quit!("{text}"),
             Err(e) => {
                 eprintln!("hakem load: {e}");
                 return ExitCode::from(FAILURE);
@@ -529,7 +529,7 @@ fn report(args: &LoadArgs, counts: Counts, server: Option<ServerFigures>) -> Exi
 }
 
 fn print_report(r: &Report) {
-    println!(
+    println_or_quit!(
         "hakem load: {} matches x {} spectators, {}, think {} ms, {} s measured, extensions: {}",
         r.matches,
         r.spectators_per_match,
@@ -542,38 +542,43 @@ fn print_report(r: &Report) {
             r.features.join(",")
         }
     );
-    println!(
+    println_or_quit!(
         "moves {} ({:.1}/s), late (> {} ms) {}, lost {}, errors {}, connection failures {}, matches started {}",
         r.moves, r.moves_per_s, r.late_ms, r.late, r.lost, r.errors, r.connect_failures, r.matches_started
     );
     let q = |name: &str, q: &Quantiles| {
-        println!(
+        println_or_quit!(
             "{name} ms: p50 {:.2}  p90 {:.2}  p99 {:.2}  p99.9 {:.2}  max {:.2}  (n = {})",
-            q.p50_ms, q.p90_ms, q.p99_ms, q.p999_ms, q.max_ms, q.count
+            q.p50_ms,
+            q.p90_ms,
+            q.p99_ms,
+            q.p999_ms,
+            q.max_ms,
+            q.count
         );
     };
     q("move latency", &r.latency);
     if let Some(flags) = &r.flag_lateness {
         q("flag lateness", flags);
     }
-    println!("spectator frames read: {}", r.spectator_frames);
+    println_or_quit!("spectator frames read: {}", r.spectator_frames);
     if let Some(s) = &r.server_process {
-        print!(
+        print_or_quit!(
             "server: CPU {:.1}% of a core; RSS {:.1} MiB before the run, {:.1} at the window's start, {:.1} max, {:.1} at its end",
             s.cpu_percent, s.rss_before_mib, s.rss_start_mib, s.rss_max_mib, s.rss_end_mib
         );
         match s.rss_settled_mib {
-            Some(settled) => println!(", {settled:.1} after every client left"),
-            None => println!(),
+            Some(settled) => println_or_quit!(", {settled:.1} after every client left"),
+            None => println_or_quit!(),
         }
     }
     if let Some(kib) = r.idle_kib_per_connection {
-        println!(
+        println_or_quit!(
             "idle connections: {} held, {kib:.1} KiB of server memory each",
             r.idle_connections
         );
     }
-    println!("load tool: CPU {:.1}% of a core", r.tool_cpu_percent);
+    println_or_quit!("load tool: CPU {:.1}% of a core", r.tool_cpu_percent);
 }
 
 #[cfg(test)]
