@@ -62,6 +62,9 @@ pub enum PairingError {
     NoValidPairing,
     /// Nobody to pair.
     NoPlayers,
+    /// More distinct scores than the engine tells apart ([`MAX_SCORE_GROUPS`]: 31 rounds of
+    /// history at most, as every score is a number of half points up to twice the rounds).
+    TooManyScoreGroups,
 }
 
 impl fmt::Display for PairingError {
@@ -69,6 +72,10 @@ impl fmt::Display for PairingError {
         match self {
             PairingError::NoValidPairing => write!(f, "NO_PAIRING"),
             PairingError::NoPlayers => write!(f, "no players to pair"),
+            PairingError::TooManyScoreGroups => write!(
+                f,
+                "more than {MAX_SCORE_GROUPS} different scores: too many rounds to pair"
+            ),
         }
     }
 }
@@ -83,37 +90,52 @@ enum Float {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum Kind {
+enum PreferenceStrength {
     None,
     Mild,
     Strong,
     Absolute,
 }
 
+/// A player to be paired this round, with what the Dutch rules read from their history.
 #[derive(Debug, Clone)]
-struct Ps {
+struct Entrant {
+    /// Pairing number.
     id: u32,
     /// Index in `Tournament::players`.
     idx: usize,
     /// 1-based position by pairing number among the players being paired.
     rank: u32,
+    /// Points in half points.
     score: u32,
-    cd: i32,
-    pref: Option<Colour>,
-    kind: Kind,
+    /// Colour difference (A.6): games with White minus games with Black.
+    colour_difference: i32,
+    /// Colour preference (A.6), with its strength.
+    colour_preference: Option<Colour>,
+    strength: PreferenceStrength,
+    /// The colour of the last two games when they were the same.
     repeated: Option<Colour>,
+    /// Colours of the games played, in order.
     colours: Vec<Colour>,
-    f1: Float,
-    f2: Float,
-    bye_ok: bool,
+    /// Floats (A.4) in the last round and the one before.
+    float_last_round: Float,
+    float_two_rounds_ago: Float,
+    /// Not yet given a PAB, a full-point bye or a forfeit win (C.2).
+    may_get_pab: bool,
+    /// Rounds without a game played (2025 C.9 for the PAB receiver).
     unplayed: u32,
-    top: bool,
+    /// A topscorer in the last round (A.7): more than half the maximum score.
+    topscorer: bool,
     /// Rank of the player's score among the distinct scores, 0 = highest.
-    srank: usize,
+    score_group: usize,
 }
 
-/// Score groups a histogram can tell apart (scores rank 0 = highest).
-const K: usize = 48;
+/// Score groups a histogram can tell apart (scores rank 0 = highest): every score of 31 rounds
+/// (0 to 62 half points).
+const K: usize = 64;
+
+/// The most distinct scores a round to pair may have.
+pub const MAX_SCORE_GROUPS: usize = K;
 
 /// Counts of players per score group, highest group first. Comparing two such histograms
 /// lexicographically is comparing the multisets of scores from the top, which is how "minimise
@@ -197,14 +219,14 @@ pub fn pair_round_number(
     }
     let hist = round - 1;
     let last_round = t.total_rounds.map(|r| r as usize == round).unwrap_or(false);
-    let mut ps: Vec<Ps> = Vec::new();
+    let mut ps: Vec<Entrant> = Vec::new();
     for (idx, p) in t.players.iter().enumerate() {
         if p.rounds.get(hist).copied().flatten().is_some() {
             continue;
         }
         let entries: Vec<_> = p.rounds.iter().take(hist).flatten().copied().collect();
         let colours: Vec<Colour> = entries.iter().filter_map(|e| e.played_colour()).collect();
-        let cd: i32 = colours
+        let colour_difference: i32 = colours
             .iter()
             .map(|c| if *c == Colour::White { 1 } else { -1 })
             .sum();
@@ -212,58 +234,62 @@ pub fn pair_round_number(
             [.., a, b] if a == b => Some(*a),
             _ => None,
         };
-        let (pref, kind) = if colours.is_empty() {
-            (None, Kind::None)
-        } else if !(-1..=1).contains(&cd) || repeated.is_some() {
-            let c = if cd > 1 {
+        let (colour_preference, strength) = if colours.is_empty() {
+            (None, PreferenceStrength::None)
+        } else if !(-1..=1).contains(&colour_difference) || repeated.is_some() {
+            let c = if colour_difference > 1 {
                 Colour::Black
-            } else if cd < -1 {
+            } else if colour_difference < -1 {
                 Colour::White
             } else {
                 repeated.map(Colour::invert).unwrap_or(Colour::White)
             };
-            (Some(c), Kind::Absolute)
-        } else if cd != 0 {
+            (Some(c), PreferenceStrength::Absolute)
+        } else if colour_difference != 0 {
             (
-                Some(if cd > 0 { Colour::Black } else { Colour::White }),
-                Kind::Strong,
+                Some(if colour_difference > 0 {
+                    Colour::Black
+                } else {
+                    Colour::White
+                }),
+                PreferenceStrength::Strong,
             )
         } else {
-            (colours.last().map(|c| c.invert()), Kind::Mild)
+            (colours.last().map(|c| c.invert()), PreferenceStrength::Mild)
         };
-        let bye_ok = !entries.iter().any(|e| {
+        let may_get_pab = !entries.iter().any(|e| {
             matches!(
                 e.result,
                 ResultCode::Pab | ResultCode::FullBye | ResultCode::ForfeitWin
             )
         });
         let score = t.points_after(idx, hist, t.pab());
-        ps.push(Ps {
+        ps.push(Entrant {
             rank: ps.len() as u32 + 1,
             id: p.id,
             idx,
             score,
-            cd,
-            pref,
-            kind,
+            colour_difference,
+            colour_preference,
+            strength,
             repeated,
             colours,
-            f1: if hist >= 1 {
+            float_last_round: if hist >= 1 {
                 float_of(t, idx, hist, rules)
             } else {
                 Float::None
             },
-            f2: if hist >= 2 {
+            float_two_rounds_ago: if hist >= 2 {
                 float_of(t, idx, hist - 1, rules)
             } else {
                 Float::None
             },
-            bye_ok,
+            may_get_pab,
             unplayed: (hist as u32)
                 .saturating_sub(entries.iter().filter(|e| e.result.is_game()).count() as u32),
             // Topscorers: in the last round, more than half the maximum possible score.
-            top: last_round && score > hist as u32,
-            srank: 0,
+            topscorer: last_round && score > hist as u32,
+            score_group: 0,
         });
     }
     if ps.is_empty() {
@@ -276,7 +302,10 @@ pub fn pair_round_number(
         if i > 0 && ps[i].score != ps[i - 1].score {
             rank += 1;
         }
-        ps[i].srank = rank.min(K - 1);
+        if rank >= K {
+            return Err(PairingError::TooManyScoreGroups);
+        }
+        ps[i].score_group = rank;
     }
     let mut met = vec![vec![false; n]; n];
     let pos_of: HashMap<u32, usize> = ps.iter().enumerate().map(|(i, p)| (p.id, i)).collect();
@@ -297,11 +326,11 @@ pub fn pair_round_number(
                 continue;
             }
             let (a, b) = (&ps[i], &ps[j]);
-            let clash = a.kind == Kind::Absolute
-                && b.kind == Kind::Absolute
-                && a.pref == b.pref
-                && !a.top
-                && !b.top;
+            let clash = a.strength == PreferenceStrength::Absolute
+                && b.strength == PreferenceStrength::Absolute
+                && a.colour_preference == b.colour_preference
+                && !a.topscorer
+                && !b.topscorer;
             compat[i][j] = !clash;
         }
     }
@@ -356,7 +385,7 @@ pub fn pair_round_number(
     let boards = boards
         .into_iter()
         .map(|(h, l)| {
-            let c = colour_for_higher(&eng.ps[h], &eng.ps[l], initial);
+            let c = colour_for_higher(&eng.ps[h], &eng.ps[l], initial, hist == 0);
             let (hid, lid) = (eng.ps[h].id, eng.ps[l].id);
             if c == Colour::White {
                 (hid, lid)
@@ -368,35 +397,41 @@ pub fn pair_round_number(
     Ok(Pairing { boards, bye })
 }
 
-fn prefs_compatible(a: &Ps, b: &Ps) -> bool {
-    a.pref.is_none() || b.pref.is_none() || a.pref != b.pref
+fn prefs_compatible(a: &Entrant, b: &Entrant) -> bool {
+    a.colour_preference.is_none()
+        || b.colour_preference.is_none()
+        || a.colour_preference != b.colour_preference
 }
 
 /// Colour allocation (C.04.3 E): the colour of the higher-ranked player `h` against `l`.
-fn colour_for_higher(h: &Ps, l: &Ps, initial: Colour) -> Colour {
+fn colour_for_higher(h: &Entrant, l: &Entrant, initial: Colour, first_round: bool) -> Colour {
     if prefs_compatible(h, l) {
-        if let Some(c) = h.pref {
+        if let Some(c) = h.colour_preference {
             return c;
         }
-        if let Some(c) = l.pref {
+        if let Some(c) = l.colour_preference {
             return c.invert();
         }
     } else {
         let (hp, lp) = (
-            h.pref.unwrap_or(Colour::White),
-            l.pref.unwrap_or(Colour::White),
+            h.colour_preference.unwrap_or(Colour::White),
+            l.colour_preference.unwrap_or(Colour::White),
         );
-        let (hi, li) = (h.cd.abs(), l.cd.abs());
-        if h.kind == Kind::Absolute && (hi > li || l.kind != Kind::Absolute) {
+        let (hi, li) = (h.colour_difference.abs(), l.colour_difference.abs());
+        if h.strength == PreferenceStrength::Absolute
+            && (hi > li || l.strength != PreferenceStrength::Absolute)
+        {
             return hp;
         }
-        if l.kind == Kind::Absolute && (li > hi || h.kind != Kind::Absolute) {
+        if l.strength == PreferenceStrength::Absolute
+            && (li > hi || h.strength != PreferenceStrength::Absolute)
+        {
             return lp.invert();
         }
-        if h.kind == Kind::Strong && l.kind != Kind::Strong {
+        if h.strength == PreferenceStrength::Strong && l.strength != PreferenceStrength::Strong {
             return hp;
         }
-        if l.kind == Kind::Strong && h.kind != Kind::Strong {
+        if l.strength == PreferenceStrength::Strong && h.strength != PreferenceStrength::Strong {
             return lp.invert();
         }
         // Alternate back to the latest round in which they had different colours.
@@ -407,8 +442,10 @@ fn colour_for_higher(h: &Ps, l: &Ps, initial: Colour) -> Colour {
         }
         return hp;
     }
-    // No preferences at all: the initial colour by the higher player's rank among those paired.
-    if h.rank % 2 == 1 {
+    // No preferences at all: in round 1 the boards alternate from the initial colour (the
+    // higher player's position among those paired); later, the parity of the higher player's
+    // pairing number decides (h0559_p016_r02, where an absent player makes the two differ).
+    if (if first_round { h.rank } else { h.id }) % 2 == 1 {
         initial
     } else {
         initial.invert()
@@ -419,7 +456,7 @@ fn colour_for_higher(h: &Ps, l: &Ps, initial: Colour) -> Colour {
 type BracketPairing = (Vec<(usize, usize)>, Vec<usize>);
 
 struct Engine {
-    ps: Vec<Ps>,
+    ps: Vec<Entrant>,
     compat: Vec<Vec<bool>>,
     rules: Rules,
     bye_score: u32,
@@ -470,7 +507,7 @@ fn bump(v: &mut u16, add: bool) {
 
 impl Engine {
     fn bye_cand(&self, i: usize) -> bool {
-        self.ps[i].bye_ok && self.ps[i].score <= self.bye_score
+        self.ps[i].may_get_pab && self.ps[i].score <= self.bye_score
     }
 
     /// Whether `set` can be paired completely (one PAB to an eligible player when odd).
@@ -520,14 +557,11 @@ impl Engine {
         let parity = nb.len() % 2;
         let mut result = (nb.len() as u16 + 1, [0; K]);
         'outer: for u in (parity..=nb.len()).step_by(2) {
-            if u > parity + 2 {
-                break;
-            }
             let mut seen: Vec<Hist> = Vec::new();
             for us in combos(&by_low, u, 64) {
                 let mut h = [0u16; K];
                 for &x in &us {
-                    h[self.ps[x].srank] += 1;
+                    h[self.ps[x].score_group] += 1;
                 }
                 // Candidates come lowest scores first, but not strictly in histogram order.
                 if seen.iter().any(|o| *o <= h) && !seen.is_empty() {
@@ -573,7 +607,7 @@ impl Engine {
         for fl in sets {
             let mut psd = [0u16; K];
             for &x in &fl {
-                psd[self.ps[x].srank] += 1;
+                psd[self.ps[x].score_group] += 1;
             }
             if let Some((bp, _)) = &best {
                 if psd > *bp {
@@ -674,7 +708,7 @@ impl Engine {
         }
         match mdps.as_slice() {
             [] => {}
-            [b] if self.ps[*b].bye_ok => out.push((*b, None)),
+            [b] if self.ps[*b].may_get_pab => out.push((*b, None)),
             _ => return Err(PairingError::NoValidPairing),
         }
         Ok(out)
@@ -727,9 +761,9 @@ impl Engine {
             let mut lb = Cost::default();
             let f = nb - 2 * p;
             let mut by_low = members.clone();
-            by_low.sort_by_key(|&i| std::cmp::Reverse(self.ps[i].srank));
+            by_low.sort_by_key(|&i| std::cmp::Reverse(self.ps[i].score_group));
             for &i in by_low.iter().take(f) {
-                lb.psd[self.ps[i].srank] += 1;
+                lb.psd[self.ps[i].score_group] += 1;
             }
             if bye_bracket {
                 lb.bye_unplayed = members
@@ -743,7 +777,7 @@ impl Engine {
                 // C.7 bound: the fewest possible unpaired, with the lowest score.
                 let u = (f + next_res.len()) % 2;
                 if u == 1 {
-                    lb.next.1[self.ps[next_res[0]].srank] = 1;
+                    lb.next.1[self.ps[next_res[0]].score_group] = 1;
                 }
                 lb.next.0 = u as u16;
                 let floor = (lb.psd, lb.next);
@@ -755,11 +789,11 @@ impl Engine {
             // Colour bound: each pair can hold at most one player wanting each colour.
             let w = members
                 .iter()
-                .filter(|&&i| self.ps[i].pref == Some(Colour::White))
+                .filter(|&&i| self.ps[i].colour_preference == Some(Colour::White))
                 .count();
             let b = members
                 .iter()
-                .filter(|&&i| self.ps[i].pref == Some(Colour::Black))
+                .filter(|&&i| self.ps[i].colour_preference == Some(Colour::Black))
                 .count();
             let forced = w
                 .saturating_sub(f)
@@ -771,10 +805,10 @@ impl Engine {
             // paired here (against a lower score) or moved on: that repeat is unavoidable.
             for &m in mdps {
                 if self.ps[m].score > self.ps[res.first().copied().unwrap_or(m)].score {
-                    if self.ps[m].f1 == Float::Down {
+                    if self.ps[m].float_last_round == Float::Down {
                         lb.floats[0] += 1;
                     }
-                    if self.ps[m].f2 == Float::Down {
+                    if self.ps[m].float_two_rounds_ago == Float::Down {
                         lb.floats[2] += 1;
                     }
                 }
@@ -791,7 +825,7 @@ impl Engine {
                 done: false,
                 ideal_only: true,
                 rest_colour: [0, 0],
-                topscorers: members.iter().any(|&i| self.ps[i].top),
+                topscorers: members.iter().any(|&i| self.ps[i].topscorer),
                 bye_bracket,
             };
             for ideal_only in [true, false] {
@@ -1050,6 +1084,16 @@ impl Engine {
         let mut seen = vec![false; s2.len()];
         let mut matched = 0;
         for a in 0..s1.len() {
+            // A free partner first: without it every player walks the whole chain of those
+            // before it (cubic in a bracket where everyone is compatible, as in round 1).
+            let free = (0..s2.len()).find(|&j| {
+                !used[j] && owner[j] == usize::MAX && self.compat[s1[a]][s2[j]] && ok(s1[a], s2[j])
+            });
+            if let Some(j) = free {
+                owner[j] = a;
+                matched += 1;
+                continue;
+            }
             seen.iter_mut().for_each(|x| *x = false);
             if augment(self, &ok, a, s1, s2, used, &mut owner, &mut seen) {
                 matched += 1;
@@ -1087,8 +1131,8 @@ impl Engine {
     fn colour_bound(&self, s1: &[usize], s2: &[usize], used: &[bool], strong: bool) -> u16 {
         let count = |v: &mut [usize; 3], i: usize| {
             let p = &self.ps[i];
-            let counted = !strong || p.kind >= Kind::Strong;
-            match p.pref {
+            let counted = !strong || p.strength >= PreferenceStrength::Strong;
+            match p.colour_preference {
                 Some(Colour::White) if counted => v[0] += 1,
                 Some(Colour::Black) if counted => v[1] += 1,
                 _ => v[2] += 1,
@@ -1121,7 +1165,8 @@ impl Engine {
             rem.iter()
                 .filter(|&&i| {
                     let p = &self.ps[i];
-                    p.pref == Some(c) && (!strong || p.kind >= Kind::Strong)
+                    p.colour_preference == Some(c)
+                        && (!strong || p.strength >= PreferenceStrength::Strong)
                 })
                 .count()
         };
@@ -1132,28 +1177,32 @@ impl Engine {
     /// Both want the same colour strongly (not both absolutely: those are topscorers' cases).
     fn strong_clash(&self, a: usize, b: usize) -> bool {
         let (x, y) = (&self.ps[a], &self.ps[b]);
-        x.pref.is_some()
-            && x.pref == y.pref
-            && x.kind >= Kind::Strong
-            && y.kind >= Kind::Strong
-            && !(x.kind == Kind::Absolute && y.kind == Kind::Absolute)
+        x.colour_preference.is_some()
+            && x.colour_preference == y.colour_preference
+            && x.strength >= PreferenceStrength::Strong
+            && y.strength >= PreferenceStrength::Strong
+            && !(x.strength == PreferenceStrength::Absolute
+                && y.strength == PreferenceStrength::Absolute)
     }
 
     /// Adds (or removes) the colour and float terms of one pair.
     fn pair_terms(&self, c: &mut Cost, a: usize, b: usize, add: bool) {
         let (x, y) = (&self.ps[a], &self.ps[b]);
-        let same = x.pref.is_some() && x.pref == y.pref;
+        let same = x.colour_preference.is_some() && x.colour_preference == y.colour_preference;
         if same {
-            if x.cd.abs() > 1 && y.cd.abs() > 1 {
+            if x.colour_difference.abs() > 1 && y.colour_difference.abs() > 1 {
                 bump(&mut c.colour[0], add);
             }
-            if x.kind == Kind::Absolute && y.kind == Kind::Absolute {
-                let (xi, yi) = (x.cd.abs(), y.cd.abs());
+            if x.strength == PreferenceStrength::Absolute
+                && y.strength == PreferenceStrength::Absolute
+            {
+                let (xi, yi) = (x.colour_difference.abs(), y.colour_difference.abs());
                 let bad = if xi == yi {
                     x.repeated.is_some() && x.repeated == y.repeated
                 } else {
                     let loser = if xi > yi { y } else { x };
-                    loser.repeated.is_some() && loser.repeated == loser.pref.map(Colour::invert)
+                    loser.repeated.is_some()
+                        && loser.repeated == loser.colour_preference.map(Colour::invert)
                 };
                 if bad {
                     bump(&mut c.colour[1], add);
@@ -1169,19 +1218,19 @@ impl Engine {
             // A repeated downfloater paired here still floats (counted), but its score
             // difference is what C.18/C.20 weigh, and pairing it here keeps that smallest:
             // only those moved on are weighed by score (see `floater_terms`).
-            if hi.f1 == Float::Down {
+            if hi.float_last_round == Float::Down {
                 bump(&mut c.floats[0], add);
             }
-            if lo.f1 == Float::Up {
+            if lo.float_last_round == Float::Up {
                 bump(&mut c.floats[1], add);
-                bump(&mut c.float_scores[1][hi.srank], add);
+                bump(&mut c.float_scores[1][hi.score_group], add);
             }
-            if hi.f2 == Float::Down {
+            if hi.float_two_rounds_ago == Float::Down {
                 bump(&mut c.floats[2], add);
             }
-            if lo.f2 == Float::Up {
+            if lo.float_two_rounds_ago == Float::Up {
                 bump(&mut c.floats[3], add);
-                bump(&mut c.float_scores[3][hi.srank], add);
+                bump(&mut c.float_scores[3][hi.score_group], add);
             }
         }
     }
@@ -1189,13 +1238,13 @@ impl Engine {
     /// Adds (or removes) the float terms of a player who floats down from this bracket.
     fn floater_terms(&self, c: &mut Cost, f: usize, add: bool) {
         let x = &self.ps[f];
-        if x.f1 == Float::Down {
+        if x.float_last_round == Float::Down {
             bump(&mut c.floats[0], add);
-            bump(&mut c.float_scores[0][x.srank], add);
+            bump(&mut c.float_scores[0][x.score_group], add);
         }
-        if x.f2 == Float::Down {
+        if x.float_two_rounds_ago == Float::Down {
             bump(&mut c.floats[2], add);
-            bump(&mut c.float_scores[2][x.srank], add);
+            bump(&mut c.float_scores[2][x.score_group], add);
         }
     }
 
@@ -1232,7 +1281,7 @@ impl Engine {
         let mut c = s.cur.clone();
         // Floaters of the remainder (MDP floaters are already counted in `cur`).
         for &f in floats {
-            c.psd[self.ps[f].srank] += 1;
+            c.psd[self.ps[f].score_group] += 1;
             if !s.mdps.contains(&f) {
                 self.floater_terms(&mut c, f, true);
             }
@@ -1352,6 +1401,7 @@ fn combos(items: &[usize], k: usize, cap: usize) -> Vec<Vec<usize>> {
 mod tests {
     use super::*;
     use crate::trf::parse;
+    use crate::{Player, RoundEntry};
 
     fn line(id: u32, pts: &str, rounds: &[&str]) -> String {
         let mut s = format!(
@@ -1363,6 +1413,56 @@ mod tests {
             s.push_str(&format!("{r:<8}  "));
         }
         s.trim_end().to_string()
+    }
+
+    /// Players whose scores after `rounds` byes are 0, 1, 2, ... half points.
+    fn one_player_per_score(players: u32, rounds: usize) -> Tournament {
+        let bye = |result| {
+            Some(RoundEntry {
+                opponent: None,
+                colour: None,
+                result,
+            })
+        };
+        Tournament {
+            total_rounds: Some(rounds as u32 + 1),
+            players: (1..=players)
+                .map(|id| {
+                    let halves = (players - id) as usize;
+                    let rounds = (0..rounds)
+                        .map(
+                            |r| match (halves / 2 > r, halves / 2 == r && halves % 2 == 1) {
+                                (true, _) => bye(ResultCode::FullBye),
+                                (false, true) => bye(ResultCode::HalfBye),
+                                (false, false) => bye(ResultCode::ZeroBye),
+                            },
+                        )
+                        .collect();
+                    Player {
+                        id,
+                        rounds,
+                        ..Default::default()
+                    }
+                })
+                .collect(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn every_score_of_thirty_one_rounds_is_its_own_group_and_more_is_an_error() {
+        // 31 rounds: 63 scores, each its own group (they used to fold into 48).
+        let t = one_player_per_score(64, 31);
+        let distinct: std::collections::BTreeSet<u32> =
+            (0..64).map(|i| t.points_after(i, 31, 2)).collect();
+        assert_eq!(distinct.len(), 63);
+        assert!(pair_round(&t, Rules::Dutch2025).is_ok());
+        // 32 rounds allow 65 scores: refused plainly rather than paired on merged groups.
+        let t = one_player_per_score(66, 32);
+        assert_eq!(
+            pair_round(&t, Rules::Dutch2025),
+            Err(PairingError::TooManyScoreGroups)
+        );
     }
 
     #[test]

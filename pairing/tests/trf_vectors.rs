@@ -24,7 +24,7 @@ fn fixtures_round_trip() {
             count += 1;
         }
     }
-    assert_eq!(count, 465);
+    assert_eq!(count, 467);
     assert!(bad.is_empty(), "not written back identically: {bad:?}");
 }
 

@@ -391,6 +391,8 @@ impl Tournament {
             Ok(pairing) => pairing,
             Err(PairingError::NoValidPairing) => return Err(Refused::NoPairing),
             Err(PairingError::NoPlayers) => return invalid("nobody is left to pair"),
+            // Cannot happen within MAX_ROUNDS; said plainly rather than paired wrongly.
+            Err(e @ PairingError::TooManyScoreGroups) => return invalid(e.to_string()),
         };
         let Pairing { boards, bye } = pairing;
         for (board, (p1, p2)) in boards.into_iter().enumerate() {
