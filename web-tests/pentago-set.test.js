@@ -90,4 +90,19 @@ test("two pages play a Pentago set to the end, a spectator sees every move, the 
   // Both may get ready for set 2, in which Bora Kaya moves first.
   await p2.waitForSelector("#ready:not([hidden])");
   assert.match(await p2.textContent("#ready"), /Ready for set 2/);
+
+  // Set 2: the stones stay with the seats, so Bora Kaya moves first with the white marbles.
+  await p1.click("#ready");
+  await p2.click("#ready");
+  await p2.waitForFunction(() => document.querySelector("#turn-line").textContent.includes("Your turn"));
+  assert.match(await watcher.textContent("#turn-line"), /Bora Kaya \(White\)/);
+  assert.match(await watcher.textContent("#seat-p1 .seat-tags"), /Black/);
+  assert.match(await watcher.textContent("#seat-p2 .seat-tags"), /White/);
+  await playByMouse(p2, "a1sw", false);
+  await watcher.waitForFunction(() => document.querySelectorAll("#moves .mv").length === 1);
+  // a1 turned clockwise with the south-west quadrant ends on a3: a white marble, said as White's.
+  await watcher.waitForSelector('[data-cell="a3"].has-o');
+  assert.equal(await watcher.$$eval(".cell.has-x", (cells) => cells.length), 0);
+  assert.match(await watcher.getAttribute('[data-cell="a3"]', "aria-label"), /White marble/);
+  assert.match(await watcher.textContent("#log"), /White a1/);
 });

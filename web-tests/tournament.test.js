@@ -207,8 +207,9 @@ test("a running tournament: listed in the lobby, standings with tie-breaks, roun
     const cells = await rowCells(page, `#round-2 tr[data-board="${board.board}"]`);
     assert.deepEqual(cells, [String(board.board), `${name(board.p1)} (${board.p1})`, "playing", `${name(board.p2)} (${board.p2})`, "Watch live"]);
   }
-  // Pentago: the first mover of set 1 has the black marbles, as on the match pages.
-  assert.deepEqual(await page.$$eval("#round-2 thead th", (ths) => ths.map((th) => th.textContent)), ["Board", "Moves first (Black)", "Result", "Moves second (White)", "Match"]);
+  // Pentago: the stones stay with the seats for the whole round, as on the match pages.
+  assert.deepEqual(await page.$$eval("#round-2 thead th", (ths) => ths.map((th) => th.textContent)), ["Board", "Black", "Result", "White", "Match"]);
+  assert.match(await text(page, "#sides-note"), /plays black in every set/);
 
   // The links are reached by the keyboard and show a visible focus ring.
   await page.focus("#back-link");

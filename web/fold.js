@@ -33,6 +33,7 @@ export function fold(state, frame) {
       pos.pending = null;
       pos.awaiting_press = null;
       pos.board = e.board ?? null;
+      if (e.colours) state.colours = e.colours;
       break;
     case "placed":
       pos.pending = { seat: e.seat, cell: e.cell };

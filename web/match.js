@@ -9,7 +9,8 @@ import { createBoard, el, parsePentagoMove } from "./board.js";
 import { fold } from "./fold.js";
 import {
   clockWords,
-  colourOf,
+  seatColour,
+  sideColour,
   describeError,
   describeEvent,
   describeMove,
@@ -173,7 +174,7 @@ export class MatchView {
       if ((now[side] || 0) > (was[side] || 0)) {
         const say = () =>
           t("say_captures", {
-            who: colourOf("pente", side),
+            who: sideColour(after, side),
             n: now[side] - was[side],
             total: now[side],
           });
@@ -637,7 +638,7 @@ export class MatchView {
       panel.dataset.side = side || "";
       panel.dataset.game = s.game;
       const tags = [];
-      if (side && colourOf(s.game, side)) tags.push(colourOf(s.game, side));
+      if (side && seatColour(s, seat)) tags.push(seatColour(s, seat));
       if (side && s.game === "quoridor") tags.push(t(side === "first" ? "starts_e1" : "starts_e9"));
       if (this.you === seat) tags.push(t("you"));
       if (!s.players?.[seat]?.connected) tags.push(t("offline"));
@@ -745,7 +746,8 @@ export class MatchView {
     }
     if (s.status !== "playing") return "";
     const mover = pos.awaiting_press || pos.to_move;
-    const who = `${name(mover)}${colourOf(s.game, mover === firstMover(s) ? "first" : "second") ? ` (${colourOf(s.game, mover === firstMover(s) ? "first" : "second")})` : ""}`;
+    const colour = seatColour(s, mover);
+    const who = `${name(mover)}${colour ? ` (${colour})` : ""}`;
     if (this.role === "player" && mover === this.you) {
       if (pos.awaiting_press) return t("status_you_press");
       if (s.game === "pentago" && pos.pending) return t("status_you_turn_quadrant");
@@ -785,10 +787,14 @@ export class MatchView {
     const facts = main.querySelector("#board-facts");
     const toMoveWord = s.status === "playing" && pos.to_move ? `, ${t("to_move_word", { who: playerName(s, pos.awaiting_press || pos.to_move) })}` : "";
     if (s.game === "pentago") {
+      // The board marks the set's first mover `x`; the board is drawn in colours, and white
+      // moves first in set 2 (the stones stay with the seats).
+      const whiteFirst = s.colours?.[first] === "white";
+      const rows = whiteFirst ? pos.board?.rows?.map((row) => row.replace(/[xo]/g, (m) => (m === "x" ? "o" : "x"))) : pos.board?.rows;
       const marks = { x: t("marble_of", { colour: t("black") }), o: t("marble_of", { colour: t("white") }) };
       board.update({
         label: t("board_label_pentago") + toMoveWord,
-        rows: pos.board?.rows,
+        rows,
         marks,
         lastMove: pos.pending ? null : parsePentagoMove(lastMv),
         pending: pos.pending,

@@ -225,13 +225,16 @@ export class TournamentView {
     const v = this.model;
     const rounds = [...v.pairings].sort((a, b) => b.round - a.round);
     const side = (which) => {
+      // Pentago's stones stay with the seats: the columns are the colours of the whole round.
+      if (v.game === "pentago") return t(which === "first" ? "black" : "white");
       const what = sideWords(v.game, which);
       return what ? t(`col_${which}_as`, { what }) : t(`col_${which}`);
     };
     const heads = [side("first"), side("second")];
+    const note = v.game === "pentago" && v.sets > 1 ? "sides_note_pentago" : v.sets === 1 ? "sides_note_one" : "sides_note_sets";
     return el("section", { class: "card", id: "pairings", "aria-labelledby": "pairings-heading" }, [
       el("h2", { id: "pairings-heading", text: t("pairings_heading") }),
-      rounds.length ? el("p", { class: "hint", id: "sides-note", text: t(v.sets === 1 ? "sides_note_one" : "sides_note_sets") }) : null,
+      rounds.length ? el("p", { class: "hint", id: "sides-note", text: t(note) }) : null,
       ...(rounds.length ? rounds.map((r) => this.round(r, heads)) : [el("p", { class: "empty", text: t("no_pairings") })]),
     ]);
   }

@@ -8,16 +8,31 @@ export function firstMover(state) {
   return state?.position?.first_mover || (state?.set % 2 === 0 ? "p2" : "p1");
 }
 
-/** The colour word of a side: Pentago's first mover is black, Pente's is white. */
-export function colourOf(game, side) {
+/** A seat's colour word in the current set, as the server gives it (null in Quoridor). */
+export function seatColour(state, seat) {
+  const colour = state?.colours?.[seat];
+  return colour ? t(colour) : null;
+}
+
+/** The colour word of a side of the current set: its first mover or the other seat. */
+export function sideColour(state, side) {
+  const first = firstMover(state);
+  return seatColour(state, side === "first" ? first : first === "p1" ? "p2" : "p1");
+}
+
+/**
+ * The colour of a side in the first set of a game not yet created (forms, column heads):
+ * Pentago's first mover is black, Pente's White. In a match, `seatColour` reads the server's.
+ */
+export function firstSetColour(game, side) {
   if (game === "pentago") return t(side === "first" ? "black" : "white");
   if (game === "pente") return t(side === "first" ? "white" : "black");
   return null;
 }
 
-/** What moving first or second means in a game: a colour, or Quoridor's starting square. */
+/** What moving first or second in the first set means: a colour, or Quoridor's start. */
 export function sideWords(game, side) {
-  const colour = colourOf(game, side);
+  const colour = firstSetColour(game, side);
   if (colour) return colour;
   if (game === "quoridor") return t(side === "first" ? "starts_e1" : "starts_e9");
   return null;
@@ -29,8 +44,7 @@ export function playerName(state, seat) {
 
 /** How a seat is called in a move: its colour in Pentago and Pente, its name in Quoridor. */
 export function moverWord(state, seat) {
-  const side = seat === firstMover(state) ? "first" : "second";
-  return colourOf(state.game, side) || playerName(state, seat);
+  return seatColour(state, seat) || playerName(state, seat);
 }
 
 /** A whole move in words: "Black d4, north-east turned clockwise". */
@@ -107,7 +121,7 @@ export function describeEvent(state, e, context = {}) {
       return t("say_set_started", {
         set: e.set,
         who: playerName(state, e.first_mover),
-        colour: colourOf(state.game, "first") ? `, ${colourOf(state.game, "first")}` : "",
+        colour: e.colours?.[e.first_mover] ? `, ${t(e.colours[e.first_mover])}` : "",
       });
     case "placed":
       return t("say_pentago_place", { who: moverWord(state, e.seat), cell: e.cell });

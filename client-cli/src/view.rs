@@ -51,8 +51,12 @@ impl<'a> View<'a> {
         self.state.position.to_move
     }
 
-    /// A seat's name in the game's own terms for the current set: black or white in Pentago.
+    /// A seat's name in the game's own terms for the current set: its colour in Pentago (the
+    /// same in every set) and Pente, where it starts in Quoridor.
     fn colour(&self, seat: Seat) -> Option<&'static str> {
+        if let Some(colours) = &self.state.colours {
+            return Some(colours.get(seat).as_str());
+        }
         let game = self.game()?;
         let first = self.state.position.first_mover?;
         let side = if seat == first {
@@ -263,8 +267,10 @@ impl<'a> View<'a> {
             Event::SetStarted {
                 set, first_mover, ..
             } => {
-                let colour = self
-                    .colour(*first_mover)
+                // The colours of the set that starts, whether or not the event is folded yet.
+                let colour = hakem_protocol::seat_colours(&self.state.game, Some(*first_mover))
+                    .map(|c| c.get(*first_mover).as_str())
+                    .or_else(|| self.game().map(|g| side_name(g, Side::First)))
                     .map(|c| format!(" and plays {c}"))
                     .unwrap_or_default();
                 format!(
@@ -596,6 +602,7 @@ mod tests {
             you: Some("p2".into()),
             tournament: None,
             expired: false,
+            colours: hakem_protocol::seat_colours("pentago", None),
         }
     }
 
@@ -636,6 +643,7 @@ mod tests {
             set: 1,
             first_mover: Seat::P1,
             board: pentago(&[]),
+            colours: None,
         };
         apply(&mut s, started, Some(Seat::P1));
         assert!(render(&s).contains("p1 (Ayşe) to move"));
@@ -676,6 +684,24 @@ mod tests {
             View::new(&s, Instant::now()).history(),
             ["set 1 ended 1/2-1/2: drawn by arbiter"]
         );
+    }
+
+    #[test]
+    fn pentago_colours_stay_with_the_seats_when_white_moves_first_in_set_two() {
+        let mut s = state();
+        let started = Event::SetStarted {
+            set: 2,
+            first_mover: Seat::P2,
+            board: pentago(&[]),
+            colours: hakem_protocol::seat_colours("pentago", Some(Seat::P2)),
+        };
+        let view = View::new(&s, Instant::now());
+        let line = view.event_line(&started);
+        assert_eq!(line, "set 2 started: p2 moves first and plays white");
+        apply(&mut s, started, Some(Seat::P2));
+        let text = render(&s);
+        assert!(text.contains("p1 (Ayşe) black"), "{text}");
+        assert!(text.contains("p2 white 1:00 running"), "{text}");
     }
 
     #[test]

@@ -99,6 +99,7 @@ impl crate::MatchState {
                 set,
                 first_mover,
                 board,
+                colours,
             } => {
                 self.set = *set;
                 self.status = MatchStatus::Playing;
@@ -107,6 +108,9 @@ impl crate::MatchState {
                 self.players.p2.ready = false;
                 position.to_move = Some(*first_mover);
                 position.first_mover = Some(*first_mover);
+                // Events stored before colours were sent have none: the rule gives them.
+                self.colours =
+                    colours.or_else(|| crate::seat_colours(&self.game, Some(*first_mover)));
                 position.moves.clear();
                 position.pending = None;
                 position.awaiting_press = None;
@@ -218,6 +222,7 @@ mod tests {
             you: Some("spectator".into()),
             tournament: None,
             expired: false,
+            colours: crate::seat_colours("pentago", None),
         }
     }
 
@@ -239,6 +244,33 @@ mod tests {
     }
 
     #[test]
+    fn a_new_set_brings_its_colours() {
+        use crate::StoneColour::{Black, White};
+        // Pentago: the colours stay with the seats although p2 moves first in set 2.
+        let mut s = state();
+        let started = |set, first_mover, colours| Event::SetStarted {
+            set,
+            first_mover,
+            board: None,
+            colours,
+        };
+        let sent = crate::seat_colours("pentago", Some(Seat::P2));
+        s.apply(&frame(1, started(2, Seat::P2, sent))).unwrap();
+        assert_eq!(s.colours, Some(PerSeat::new(Black, White)));
+        // Pente: White is each set's first mover; an event stored without colours gets them
+        // from the rule.
+        let mut s = state();
+        s.game = "pente".into();
+        s.colours = None;
+        s.apply(&frame(1, started(1, Seat::P1, None))).unwrap();
+        assert_eq!(s.colours, Some(PerSeat::new(White, Black)));
+        s.apply(&frame(2, started(2, Seat::P2, None))).unwrap();
+        assert_eq!(s.colours, Some(PerSeat::new(Black, White)));
+        // Quoridor pawns have no colour.
+        assert_eq!(crate::seat_colours("quoridor", Some(Seat::P1)), None);
+    }
+
+    #[test]
     fn events_move_the_state_on_in_order() {
         let mut s = state();
         let events = [
@@ -248,6 +280,7 @@ mod tests {
                 set: 1,
                 first_mover: Seat::P1,
                 board: board(&[]),
+                colours: None,
             },
             Event::Placed {
                 seat: Seat::P1,

@@ -122,6 +122,41 @@ impl<T> PerSeat<T> {
     }
 }
 
+/// The colour of a seat's stones.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StoneColour {
+    Black,
+    White,
+}
+
+impl StoneColour {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StoneColour::Black => "black",
+            StoneColour::White => "white",
+        }
+    }
+}
+
+/// Each seat's colour (rules.md section 2), or `None` where the game has none (Quoridor) or it
+/// is not known yet (Pente before a set has a first mover).
+///
+/// Pentago: the stones are not swapped between sets (seed 000 rule 4): p1 plays black and p2
+/// white for the whole round, so white moves first in set 2. Pente: each set's first mover
+/// plays White.
+pub fn seat_colours(game: &str, first_mover: Option<Seat>) -> Option<PerSeat<StoneColour>> {
+    match game {
+        "pentago" => Some(PerSeat::new(StoneColour::Black, StoneColour::White)),
+        "pente" => first_mover.map(|first| {
+            let mut colours = PerSeat::new(StoneColour::Black, StoneColour::Black);
+            *colours.get_mut(first) = StoneColour::White;
+            colours
+        }),
+        _ => None,
+    }
+}
+
 /// Points counted in halves (a drawn set is half a point), written as a JSON number: `2`, `0.5`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Points {
@@ -1090,6 +1125,9 @@ pub struct MatchState {
     /// The match expired before its first set: nobody came to play it.
     #[serde(default, skip_serializing_if = "is_false")]
     pub expired: bool,
+    /// Each seat's colour in the current set ([`seat_colours`]); absent in Quoridor.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub colours: Option<PerSeat<StoneColour>>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -1111,6 +1149,10 @@ pub enum Event {
         /// The empty board of the new set (extension: a client draws it without the rules).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         board: Option<Board>,
+        /// Each seat's colour in the new set (extension, sent with the board; absent in
+        /// Quoridor): see [`seat_colours`].
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        colours: Option<PerSeat<StoneColour>>,
     },
     Placed {
         seat: Seat,
@@ -1175,17 +1217,23 @@ pub enum Event {
 }
 
 impl Event {
-    /// The event without its board, as a client that did not ask for boards sees it; `None`
-    /// when it has none.
+    /// The event without its board (and a new set's colours, which come with it), as a client
+    /// that did not ask for boards sees it; `None` when it has neither.
     pub fn without_board(&self) -> Option<Event> {
         let mut event = self.clone();
-        let board = match &mut event {
-            Event::SetStarted { board, .. }
-            | Event::Placed { board, .. }
-            | Event::Moved { board, .. } => board,
+        match &mut event {
+            Event::SetStarted { board, colours, .. } => {
+                if board.is_none() && colours.is_none() {
+                    return None;
+                }
+                *board = None;
+                *colours = None;
+            }
+            Event::Placed { board, .. } | Event::Moved { board, .. } => {
+                board.take()?;
+            }
             _ => return None,
-        };
-        board.take()?;
+        }
         Some(event)
     }
 

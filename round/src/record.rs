@@ -1,7 +1,7 @@
 //! The game record of a match (see `hakem_games::record`), built from its event log.
 
 use hakem_games::record::{Block, Record, RecordedMove};
-use hakem_protocol::{Event, EventFrame, Seat, ServerMessage};
+use hakem_protocol::{Event, EventFrame, Seat, ServerMessage, StoneColour};
 
 use crate::round::MatchConfig;
 
@@ -53,6 +53,18 @@ pub fn record_of(id: &str, config: &MatchConfig, frames: &[String]) -> Record {
                 block.set_tag("P2", config.players.p2.clone());
                 block.set_tag("First", config.players.get(first_mover).clone());
                 block.set_tag("Second", config.players.get(first_mover.other()).clone());
+                // PGN's own colour tags, as the colours are in this set (rules.md section 2).
+                if let Some(colours) =
+                    hakem_protocol::seat_colours(config.game.as_str(), Some(first_mover))
+                {
+                    for seat in Seat::BOTH {
+                        let tag = match colours.get(seat) {
+                            StoneColour::Black => "Black",
+                            StoneColour::White => "White",
+                        };
+                        block.set_tag(tag, config.players.get(seat).clone());
+                    }
+                }
                 block.set_tag("Clock", clock.clone());
                 sets.push(block);
             }

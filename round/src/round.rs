@@ -647,10 +647,12 @@ impl Round {
 
     fn next_set_start(&self) -> Event {
         let set = self.set_no + 1;
+        let first_mover = MatchConfig::first_mover(set);
         Event::SetStarted {
             set,
-            first_mover: MatchConfig::first_mover(set),
+            first_mover,
             board: Some(board_of(&self.config.start_position(), None)),
+            colours: hakem_protocol::seat_colours(self.config.game.as_str(), Some(first_mover)),
         }
     }
 
@@ -992,6 +994,7 @@ impl Round {
             you: None,
             tournament: config.tournament.clone(),
             expired: self.expired,
+            colours: hakem_protocol::seat_colours(config.game.as_str(), self.first_mover()),
         }
     }
 

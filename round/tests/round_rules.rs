@@ -107,6 +107,10 @@ fn the_arbiter_can_start_a_set_without_ready() {
                 set: 1,
                 first_mover: Seat::P1,
                 board: Some(_),
+                colours: Some(hakem_protocol::PerSeat {
+                    p1: hakem_protocol::StoneColour::Black,
+                    p2: hakem_protocol::StoneColour::White,
+                }),
             }]
         ),
         "{events:?}"

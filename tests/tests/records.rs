@@ -62,6 +62,9 @@ async fn an_exported_record_replays_and_verifies() {
     assert!(text.contains("[Game \"Pentago\"]"), "{text}");
     assert!(text.contains("[P1 \"Ayşe Yılmaz\"]"), "{text}");
     assert!(text.contains("[FirstMover \"p2\"]"), "{text}");
+    // Colours stay with the seats: p1 black and p2 white in both sets, white first in set 2.
+    assert_eq!(text.matches("[Black \"Ayşe Yılmaz\"]").count(), 2, "{text}");
+    assert_eq!(text.matches("[White \"Bora Kaya\"]").count(), 2, "{text}");
     assert!(text.contains("[RoundWinner \"p1\"]"), "{text}");
     assert!(text.contains("warning p2 1: late"), "{text}");
     // The clock reading after each press follows the move.
