@@ -4,7 +4,7 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { createMatch, moveList, newPage, openMatch, testBed } from "./helpers.js";
+import { assertNoViolations, createMatch, moveList, newPage, openMatch, testBed } from "./helpers.js";
 
 /** Pentago `tr`, won by the first mover with a double five (from the server's own tests). */
 const TR_FIRST_WINS =
@@ -105,4 +105,43 @@ test("two pages play a Pentago set to the end, a spectator sees every move, the 
   assert.equal(await watcher.$$eval(".cell.has-x", (cells) => cells.length), 0);
   assert.match(await watcher.getAttribute('[data-cell="a3"]', "aria-label"), /White marble/);
   assert.match(await watcher.textContent("#log"), /White a1/);
+});
+
+test("a claim made while no arbiter watches waits for one, who upholds it with a warning", { skip: bed.skip, timeout: 120000 }, async () => {
+  const host = await newPage(bed.browser);
+  const links = await createMatch(host, bed.server, { game: "pentago", variant: "tr" });
+  const p1 = await newPage(bed.browser);
+  const p2 = await newPage(bed.browser);
+  await openMatch(p1, links.p1);
+  await openMatch(p2, links.p2);
+  await p1.click("#ready");
+  await p2.click("#ready");
+  await p1.waitForFunction(() => document.querySelector("#turn-line").textContent.includes("Your turn"));
+  await playByMouse(p1, "b1sw", false);
+  await p2.waitForFunction(() => document.querySelector("#turn-line").textContent.includes("Your turn"));
+  await p2.fill("#claim-text", "He touched two marbles");
+  await p2.click("#claim-form button[type=submit]");
+  await p2.waitForSelector("#claim-1.open");
+  assert.match(await p2.textContent("#claim-1"), /by Bora Kaya, about move 1 of set 1 · waiting for the arbiter/);
+
+  // The arbiter comes later and finds the claim open; a spectator sees no claims list.
+  const arbiter = await newPage(bed.browser);
+  await openMatch(arbiter, links.arbiter);
+  await arbiter.waitForSelector("#claim-1.open");
+  assert.match(await arbiter.textContent("#claim-1"), /He touched two marbles/);
+  const watcher = await newPage(bed.browser);
+  await openMatch(watcher, links.watch);
+  assert.equal(await watcher.$$eval("#claims", (nodes) => nodes.length), 0);
+  await assertNoViolations(arbiter, "the arbiter's page with an open claim");
+
+  await arbiter.fill("#claim-1-reason", "Seen on the board camera");
+  await arbiter.check("#claim-1-warn");
+  await arbiter.click("#claim-1-uphold");
+  for (const page of [arbiter, p2, p1]) {
+    await page.waitForSelector("#claim-1.upheld");
+    assert.match(await page.textContent("#claim-1"), /The arbiter's reason: Seen on the board camera/);
+    await page.waitForFunction(() => document.querySelector("#seat-p1 .seat-facts").textContent.includes("Warnings: 1/3"));
+  }
+  assert.equal(await arbiter.$$eval("#claim-1 button", (nodes) => nodes.length), 0, "a ruled claim has no buttons");
+  assert.match(await p1.textContent("#log"), /The arbiter upheld claim 1: Seen on the board camera\./);
 });

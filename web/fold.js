@@ -15,7 +15,7 @@ export function fold(state, frame) {
   state.clocks = frame.clocks ?? null;
   const e = frame.event || {};
   const pos = state.position || (state.position = {});
-  if (!["player_connected", "player_disconnected", "ready", "claim", "warning"].includes(e.kind)) {
+  if (!["player_connected", "player_disconnected", "ready", "claim", "claim_resolved", "warning"].includes(e.kind)) {
     // Whose turn it is changes: the legal moves of the last `state` no longer hold.
     delete pos.legal_moves;
   }
@@ -103,8 +103,22 @@ export function fold(state, frame) {
     case "ready":
       player(e.seat).ready = true;
       break;
+    case "claim":
+      // Only a reader who is shown the claims (the arbiter, the players) keeps them.
+      if (state.claims) {
+        state.claims.push({ id: e.id ?? state.claims.length + 1, seat: e.seat, text: e.text, set: e.set ?? state.set, ply: e.ply ?? (pos.moves?.length || 0), status: "open" });
+      }
+      break;
+    case "claim_resolved": {
+      const claim = state.claims?.find((c) => c.id === e.claim);
+      if (claim) {
+        claim.status = e.upheld ? "upheld" : "rejected";
+        claim.ruling = e.reason;
+      }
+      break;
+    }
     default:
-      // clock_adjusted, claim, declared, and kinds a newer server adds: nothing to fold
+      // clock_adjusted, declared, and kinds a newer server adds: nothing to fold
       // (the clocks came with the frame).
       break;
   }

@@ -37,7 +37,6 @@ export class MatchView {
     this.clockBase = null;
     this.mode = "pawn";
     this.selectedQuadrant = null;
-    this.claims = [];
     this.log = [];
     this.said = { place: null, move: false };
     this.fatal = null;
@@ -142,7 +141,6 @@ export class MatchView {
       this.log.push(say);
       if (this.log.length > 500) this.log.shift();
     }
-    if (e.kind === "claim") this.claims.push(e);
     if (e.kind === "warning" && this.you === e.seat && !this.catchingUp) showAlert(text);
     if (!this.model.position?.legal_moves) {
       // A fresh `state` with the legal moves follows when it is this player's turn.
@@ -427,6 +425,7 @@ export class MatchView {
         "form",
         {
           class: "inline-form",
+          id: "claim-form",
           onsubmit: async (e) => {
             e.preventDefault();
             const text = claimText.value.trim();
@@ -446,6 +445,8 @@ export class MatchView {
         el("h2", { id: "tools-heading", text: t("your_controls") }),
         el("div", { class: "check" }, [auto, el("label", { for: "autopress", text: t("autopress") })]),
         (this.el.claimForm = claimForm),
+        el("h3", { text: t("claims_heading") }),
+        (this.el.claims = el("ol", { class: "claims", id: "claims" })),
         el("div", { class: "row" }, [resign]),
       ]);
     };
@@ -694,10 +695,8 @@ export class MatchView {
     if (this.role === "arbiter" && E.pause) {
       E.pause.disabled = s.paused || s.status !== "playing";
       E.resume.disabled = !s.paused;
-      E.claims.replaceChildren(
-        ...(this.claims.length ? this.claims.map((c) => el("li", { text: `${name(c.seat)}: ${c.text}` })) : [el("li", { class: "empty", text: t("no_claims") })]),
-      );
     }
+    if (E.claims) this.paintClaims(s);
 
     // Sets and score.
     const setItems = (s.sets || []).map((x) => {
@@ -757,6 +756,40 @@ export class MatchView {
     }
     if (pos.awaiting_press) return t("status_waits_press", { who });
     return t("status_to_move", { who, n: s.set });
+  }
+
+  /**
+   * Every claim of the match with its ruling (the state keeps them for the arbiter and the
+   * players); the arbiter rules on each open one. Rebuilt only when a claim changed, so that a
+   * reason being typed survives the events around it.
+   */
+  paintClaims(s) {
+    const claims = s.claims || [];
+    const key = JSON.stringify(claims);
+    if (key === this.claimsKey) return;
+    this.claimsKey = key;
+    const name = (seat) => playerName(s, seat);
+    const item = (c) => {
+      const about = t("claim_about", { who: name(c.seat), set: c.set, ply: c.ply });
+      const status = t(`claim_${c.status}`);
+      const parts = [el("p", { text: `${t("claim_n", { n: c.id })} · ${about} · ${status}` }), el("p", { class: "claim-text", text: c.text })];
+      if (c.ruling) parts.push(el("p", { class: "hint", text: t("claim_ruling", { reason: c.ruling }) }));
+      if (this.role === "arbiter" && c.status === "open") {
+        const reason = el("input", { type: "text", id: `claim-${c.id}-reason`, maxlength: "500" });
+        const warn = el("input", { type: "checkbox", id: `claim-${c.id}-warn` });
+        const rule = (upheld) => this.act({ type: "resolve_claim", claim: c.id, upheld, warn: upheld && warn.checked, reason: reason.value.trim() });
+        parts.push(
+          el("div", { class: "field" }, [el("label", { for: reason.id, text: t("field_reason") }), reason]),
+          el("div", { class: "field check" }, [warn, el("label", { for: warn.id, text: t("claim_warn", { who: name(c.seat === "p1" ? "p2" : "p1") }) })]),
+          el("div", { class: "row" }, [
+            el("button", { type: "button", class: "primary", id: `claim-${c.id}-uphold`, text: t("claim_uphold"), onclick: () => rule(true) }),
+            el("button", { type: "button", class: "secondary", id: `claim-${c.id}-reject`, text: t("claim_reject"), onclick: () => rule(false) }),
+          ]),
+        );
+      }
+      return el("li", { class: `claim ${c.status}`, id: `claim-${c.id}` }, parts);
+    };
+    this.el.claims.replaceChildren(...(claims.length ? claims.map(item) : [el("li", { class: "empty", text: t("no_claims") })]));
   }
 
   paintClocks() {

@@ -160,6 +160,8 @@ export function describeEvent(state, e, context = {}) {
     }
     case "claim":
       return t("say_claim", { who: playerName(state, e.seat), text: e.text });
+    case "claim_resolved":
+      return t(e.upheld ? "say_claim_upheld" : "say_claim_rejected", { n: e.claim, reason: e.reason ? `: ${e.reason}` : "" });
     case "player_connected":
       return t("say_connected", { who: playerName(state, e.seat) });
     case "player_disconnected":

@@ -22,6 +22,8 @@ pub struct ArbiterArgs {
 const HELP: &str = "\
 commands:
   warn p1|p2 REASON                    a warning (they add up over the round; the limit loses it)
+  uphold N [warn] REASON               uphold claim N; with `warn`, the claimant's opponent is warned
+  reject N REASON                      reject claim N
   pause                                stop both clocks
   resume                               restart the running clock
   adjust p1|p2 +SECONDS|-SECONDS       add or remove time, e.g. adjust p2 +60, adjust p1 -1:30
@@ -31,7 +33,7 @@ commands:
   board                                the board and the score again
   help                                 this list
   quit                                 leave
-Claims from the players are shown as they arrive.
+Claims from the players are shown as they arrive, and every open claim with the board.
 ";
 
 pub async fn run(args: ArbiterArgs) -> ExitCode {
@@ -79,6 +81,34 @@ pub fn parse(line: &str, match_id: &str) -> Input {
             },
             None => Input::Invalid("usage: warn p1|p2 REASON".into()),
         },
+        "uphold" | "reject" => {
+            let upheld = first.eq_ignore_ascii_case("uphold");
+            let usage = if upheld {
+                "usage: uphold N [warn] REASON"
+            } else {
+                "usage: reject N REASON"
+            };
+            let Some((number, mut reason)) = rest.split_first() else {
+                return Input::Invalid(usage.into());
+            };
+            let Ok(claim) = number.parse::<u32>() else {
+                return Input::Invalid(format!("{number:?} is not a claim number; {usage}"));
+            };
+            let warn = upheld
+                && reason
+                    .first()
+                    .is_some_and(|w| w.eq_ignore_ascii_case("warn"));
+            if warn {
+                reason = &reason[1..];
+            }
+            send(ClientMessage::ResolveClaim {
+                match_id,
+                claim,
+                upheld,
+                reason: reason.join(" "),
+                warn,
+            })
+        }
         "pause" if rest.is_empty() => send(ClientMessage::Pause { match_id }),
         "resume" if rest.is_empty() => send(ClientMessage::Resume { match_id }),
         "start" | "start_set" if rest.is_empty() => send(ClientMessage::StartSet { match_id }),

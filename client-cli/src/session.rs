@@ -272,8 +272,9 @@ impl Session {
                 let line = view.event_line(&frame.event);
                 match (&frame.event, self.role) {
                     // The arbiter must not miss a claim among the moves.
-                    (Event::Claim { .. }, Role::Arbiter) => {
-                        outln!("* CLAIM: {line} (decide with warn or declare)")
+                    (Event::Claim { id, .. }, Role::Arbiter) => {
+                        let n = id.map_or("N".to_string(), |id| id.to_string());
+                        outln!("* CLAIM: {line} (rule on it: uphold {n} [warn] REASON, or reject {n} REASON)")
                     }
                     _ => outln!("* {line}"),
                 }

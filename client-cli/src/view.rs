@@ -249,6 +249,19 @@ impl<'a> View<'a> {
         }
         out.push_str(&self.turn_line());
         out.push('\n');
+        // Claims wait for the arbiter's ruling however late the arbiter comes.
+        for claim in self.state.claims.iter().flatten() {
+            if claim.status == hakem_protocol::ClaimStatus::Open {
+                out.push_str(&format!(
+                    "open claim {} by {} about set {} ply {}: {}\n",
+                    claim.id,
+                    self.who(claim.seat),
+                    claim.set,
+                    claim.ply,
+                    claim.text
+                ));
+            }
+        }
         out
     }
 
@@ -315,7 +328,22 @@ impl<'a> View<'a> {
                     format_ms(delta_ms.unsigned_abs())
                 )
             }
-            Event::Claim { seat, text } => format!("claim by {}: {text}", self.who(*seat)),
+            Event::Claim { seat, text, id, .. } => {
+                let number = id.map(|id| format!(" {id}")).unwrap_or_default();
+                format!("claim{number} by {}: {text}", self.who(*seat))
+            }
+            Event::ClaimResolved {
+                claim,
+                upheld,
+                reason,
+            } => {
+                let ruling = if *upheld { "upheld" } else { "rejected" };
+                if reason.is_empty() {
+                    format!("the arbiter {ruling} claim {claim}")
+                } else {
+                    format!("the arbiter {ruling} claim {claim}: {reason}")
+                }
+            }
             Event::PlayerConnected { seat } => format!("{} connected", self.who(*seat)),
             Event::PlayerDisconnected { seat } => format!("{} disconnected", self.who(*seat)),
             Event::Ready { seat } => format!("{seat} is ready"),
@@ -603,6 +631,7 @@ mod tests {
             tournament: None,
             expired: false,
             colours: hakem_protocol::seat_colours("pentago", None),
+            claims: None,
         }
     }
 

@@ -90,6 +90,7 @@ impl crate::MatchState {
                 | Event::PlayerDisconnected { .. }
                 | Event::Ready { .. }
                 | Event::Claim { .. }
+                | Event::ClaimResolved { .. }
                 | Event::Warning { .. }
         ) {
             position.legal_moves = None;
@@ -176,7 +177,14 @@ impl crate::MatchState {
             Event::PlayerConnected { seat } => self.players.get_mut(*seat).connected = true,
             Event::PlayerDisconnected { seat } => self.players.get_mut(*seat).connected = false,
             Event::Ready { seat } => self.players.get_mut(*seat).ready = true,
-            Event::ClockAdjusted { .. } | Event::Claim { .. } | Event::Declared { .. } => {}
+            Event::Claim { .. } | Event::ClaimResolved { .. } => {
+                // Only a reader who is shown the claims (arbiter, players) keeps them.
+                if let Some(claims) = &mut self.claims {
+                    let ply = position.moves.len() as u32;
+                    crate::claims::fold_claim(claims, event, self.set, ply);
+                }
+            }
+            Event::ClockAdjusted { .. } | Event::Declared { .. } => {}
         }
     }
 }
@@ -223,6 +231,7 @@ mod tests {
             tournament: None,
             expired: false,
             colours: crate::seat_colours("pentago", None),
+            claims: Some(Vec::new()),
         }
     }
 

@@ -12,11 +12,13 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
 pub mod board;
+mod claims;
 mod fold;
 mod request_id;
 pub mod tournament;
 
 pub use board::{Board, PerSide, Side};
+pub use claims::fold_claim;
 pub use fold::{Applied, Gap};
 pub use request_id::RequestId;
 pub use tournament::{CreateTournament, NewPlayer, PlayerToken, TournamentView};
@@ -328,6 +330,18 @@ pub enum ClientMessage {
         #[serde(default)]
         reason: String,
     },
+    /// The arbiter's ruling on claim `claim` (its `id`); upholding it may come with a warning
+    /// to the opponent of the claimant (extension).
+    ResolveClaim {
+        #[serde(rename = "match")]
+        match_id: String,
+        claim: u32,
+        upheld: bool,
+        #[serde(default)]
+        reason: String,
+        #[serde(default)]
+        warn: bool,
+    },
     Pause {
         #[serde(rename = "match")]
         match_id: String,
@@ -445,6 +459,7 @@ impl ClientMessage {
         "resign",
         "claim",
         "warn",
+        "resolve_claim",
         "pause",
         "resume",
         "adjust_clock",
@@ -490,6 +505,7 @@ impl ClientMessage {
             | Resign { match_id }
             | Claim { match_id, .. }
             | Warn { match_id, .. }
+            | ResolveClaim { match_id, .. }
             | Pause { match_id }
             | Resume { match_id }
             | AdjustClock { match_id, .. }
@@ -1128,6 +1144,34 @@ pub struct MatchState {
     /// Each seat's colour in the current set ([`seat_colours`]); absent in Quoridor.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub colours: Option<PerSeat<StoneColour>>,
+    /// Every claim of the match with its ruling, for the arbiter and the players (absent for
+    /// spectators and in public reads).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub claims: Option<Vec<ClaimView>>,
+}
+
+/// A player's claim to the arbiter and what became of it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClaimView {
+    /// The claim's number in the match, from 1.
+    pub id: u32,
+    pub seat: Seat,
+    pub text: String,
+    /// The set, and the ply in it, of the move claimed against (the opponent's last move).
+    pub set: u8,
+    pub ply: u32,
+    pub status: ClaimStatus,
+    /// The arbiter's reason, once ruled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ruling: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClaimStatus {
+    Open,
+    Upheld,
+    Rejected,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -1194,6 +1238,20 @@ pub enum Event {
     Claim {
         seat: Seat,
         text: String,
+        /// The claim's number in the match, 1, 2, ... (extension; see [`ClaimView`]).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<u32>,
+        /// The set and the ply (1-based, in that set) of the move the claim is about.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        set: Option<u8>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        ply: Option<u32>,
+    },
+    /// The arbiter ruled on a claim (extension).
+    ClaimResolved {
+        claim: u32,
+        upheld: bool,
+        reason: String,
     },
     PlayerConnected {
         seat: Seat,
@@ -1252,6 +1310,7 @@ impl Event {
             Event::Resumed => "resumed",
             Event::ClockAdjusted { .. } => "clock_adjusted",
             Event::Claim { .. } => "claim",
+            Event::ClaimResolved { .. } => "claim_resolved",
             Event::PlayerConnected { .. } => "player_connected",
             Event::PlayerDisconnected { .. } => "player_disconnected",
             Event::Ready { .. } => "ready",

@@ -136,9 +136,29 @@ pub fn record_of(id: &str, config: &MatchConfig, frames: &[String]) -> Record {
             Event::Expired => round
                 .notes
                 .push("expired: nobody played the match".to_string()),
-            Event::Claim { seat, text } => round
-                .notes
-                .push(format!("{note_prefix}claim by {seat}: {text}")),
+            Event::Claim {
+                seat,
+                text,
+                id,
+                ply,
+                ..
+            } => {
+                let about = match (id, ply) {
+                    (Some(id), Some(ply)) => format!(" {id} (ply {ply})"),
+                    _ => String::new(),
+                };
+                round
+                    .notes
+                    .push(format!("{note_prefix}claim{about} by {seat}: {text}"))
+            }
+            Event::ClaimResolved {
+                claim,
+                upheld,
+                reason,
+            } => round.notes.push(format!(
+                "{note_prefix}claim {claim} {}: {reason}",
+                if upheld { "upheld" } else { "rejected" }
+            )),
             _ => {}
         }
     }

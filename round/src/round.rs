@@ -10,9 +10,9 @@ use hakem_games::pentago::{self, Direction, Quadrant, Turn};
 use hakem_games::quoridor;
 use hakem_games::{AnyPosition, GameKind, MoveError, Side};
 use hakem_protocol::{
-    ClockConfig, Clocks, ErrorCode, Event, EventFrame, GameResult, MatchState, MatchStatus,
-    Pending, PerSeat, PlayerInfo, Points, PositionView, RoundReason, RoundResult, Scope, Seat,
-    SetReason, SetResult, Winner,
+    ClaimStatus, ClaimView, ClockConfig, Clocks, ErrorCode, Event, EventFrame, GameResult,
+    MatchState, MatchStatus, Pending, PerSeat, PlayerInfo, Points, PositionView, RoundReason,
+    RoundResult, Scope, Seat, SetReason, SetResult, Winner,
 };
 
 use crate::board::board_of;
@@ -183,6 +183,13 @@ pub enum Command {
         seat: Seat,
         reason: String,
     },
+    /// The arbiter's ruling on a claim; `warn` warns the claimant's opponent with `reason`.
+    ResolveClaim {
+        claim: u32,
+        upheld: bool,
+        reason: String,
+        warn: bool,
+    },
     Pause,
     Resume,
     AdjustClock {
@@ -256,6 +263,8 @@ pub struct Round {
     play: Option<SetPlay>,
     /// The seat that may claim against the opponent's last move.
     claimable_by: Option<Seat>,
+    /// Every claim made, with its ruling.
+    claims: Vec<ClaimView>,
     /// The match ended unplayed: nobody came.
     expired: bool,
 }
@@ -276,8 +285,14 @@ impl Round {
             paused: false,
             play: None,
             claimable_by: None,
+            claims: Vec::new(),
             expired: false,
         }
+    }
+
+    /// Every claim of the match with its ruling, oldest first.
+    pub fn claims(&self) -> &[ClaimView] {
+        &self.claims
     }
 
     pub fn config(&self) -> &MatchConfig {
@@ -367,6 +382,12 @@ impl Round {
             }
             Command::Claim { seat, text } => self.decide_claim(seat, text),
             Command::Warn { seat, reason } => self.decide_warn(seat, reason),
+            Command::ResolveClaim {
+                claim,
+                upheld,
+                reason,
+                warn,
+            } => self.decide_resolve_claim(claim, upheld, reason, warn),
             Command::Pause => {
                 self.require_playing()?;
                 if self.paused {
@@ -675,7 +696,13 @@ impl Round {
             ));
         }
         if self.claimable_by == Some(seat) {
-            return Ok(vec![Event::Claim { seat, text }]);
+            return Ok(vec![Event::Claim {
+                seat,
+                text,
+                id: Some(self.claims.len() as u32 + 1),
+                set: Some(self.set_no),
+                ply: Some(self.moves().len() as u32),
+            }]);
         }
         let opponent_mid_move = self.play.as_ref().is_some_and(|play| {
             play.awaiting_press == Some(seat.other())
@@ -691,6 +718,44 @@ impl Round {
             ErrorCode::Forbidden,
             "a claim is about the opponent's last move, made before you move yourself",
         ))
+    }
+
+    fn decide_resolve_claim(
+        &self,
+        claim: u32,
+        upheld: bool,
+        reason: String,
+        warn: bool,
+    ) -> Result<Vec<Event>, Refusal> {
+        let bad = |message: String| Err(Refusal::new(ErrorCode::BadRequest, message));
+        let Some(found) = self.claims.iter().find(|c| c.id == claim) else {
+            return bad(format!("this match has no claim {claim}"));
+        };
+        if found.status != ClaimStatus::Open {
+            return bad(format!("claim {claim} has been ruled on already"));
+        }
+        if reason.chars().count() > MAX_CLAIM_CHARS {
+            return bad(format!(
+                "a ruling's reason is at most {MAX_CLAIM_CHARS} characters"
+            ));
+        }
+        if warn && !upheld {
+            return bad("a warning comes only with an upheld claim".to_string());
+        }
+        let mut events = Vec::new();
+        if warn {
+            // The warning goes to the claimant's opponent; refused once the round is over.
+            events = self.decide_warn(found.seat.other(), reason.clone())?;
+        }
+        events.insert(
+            0,
+            Event::ClaimResolved {
+                claim,
+                upheld,
+                reason,
+            },
+        );
+        Ok(events)
     }
 
     fn decide_warn(&self, seat: Seat, reason: String) -> Result<Vec<Event>, Refusal> {
@@ -920,6 +985,12 @@ impl Round {
             Event::Claim { .. } => {
                 // One claim per move.
                 self.claimable_by = None;
+                let ply = self.moves().len() as u32;
+                hakem_protocol::fold_claim(&mut self.claims, event, self.set_no, ply);
+            }
+            Event::ClaimResolved { .. } => {
+                let ply = self.moves().len() as u32;
+                hakem_protocol::fold_claim(&mut self.claims, event, self.set_no, ply);
             }
             Event::PlayerConnected { seat } => *self.connected.get_mut(*seat) = true,
             Event::PlayerDisconnected { seat } => *self.connected.get_mut(*seat) = false,
@@ -995,6 +1066,7 @@ impl Round {
             tournament: config.tournament.clone(),
             expired: self.expired,
             colours: hakem_protocol::seat_colours(config.game.as_str(), self.first_mover()),
+            claims: None,
         }
     }
 

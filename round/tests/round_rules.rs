@@ -558,6 +558,103 @@ fn a_claim_comes_after_the_opponents_press_and_is_about_the_last_move() {
 }
 
 #[test]
+fn the_arbiter_rules_on_each_claim_once_and_upholding_may_warn_the_opponent() {
+    use hakem_protocol::{ClaimStatus, ClaimView};
+    let mut round = pentago();
+    ready_both(&mut round, 0);
+    let claim = |seat| Command::Claim {
+        seat,
+        text: "the quadrant was turned twice".into(),
+    };
+    let resolve = |claim, upheld, warn| Command::ResolveClaim {
+        claim,
+        upheld,
+        reason: "seen by the arbiter".into(),
+        warn,
+    };
+    // Nothing to rule on yet.
+    assert_eq!(
+        refused(&mut round, resolve(1, true, false), 1),
+        ErrorCode::BadRequest
+    );
+    ok(&mut round, mv(Seat::P1, "a1sw"), 2);
+    let events = ok(&mut round, claim(Seat::P2), 3);
+    // The claim says which move it is about: set 1, ply 1.
+    assert!(
+        matches!(
+            &events[..],
+            [Event::Claim {
+                id: Some(1),
+                set: Some(1),
+                ply: Some(1),
+                ..
+            }]
+        ),
+        "{events:?}"
+    );
+    ok(&mut round, mv(Seat::P2, "f6ne"), 4);
+    ok(&mut round, claim(Seat::P1), 5);
+    assert_eq!(
+        round.claims().iter().map(|c| c.status).collect::<Vec<_>>(),
+        [ClaimStatus::Open, ClaimStatus::Open]
+    );
+    // A warning comes only with an upheld claim.
+    assert_eq!(
+        refused(&mut round, resolve(1, false, true), 6),
+        ErrorCode::BadRequest
+    );
+    // Upheld with a warning: p2 claimed, so p1 is warned, with the ruling's reason.
+    let events = ok(&mut round, resolve(1, true, true), 6);
+    assert_eq!(kinds(&events), ["claim_resolved", "warning"]);
+    assert!(
+        matches!(&events[1], Event::Warning { seat: Seat::P1, count: 1, reason } if reason == "seen by the arbiter")
+    );
+    // Each claim is ruled on once.
+    assert_eq!(
+        refused(&mut round, resolve(1, false, false), 7),
+        ErrorCode::BadRequest
+    );
+    assert_eq!(
+        kinds(&ok(&mut round, resolve(2, false, false), 7)),
+        ["claim_resolved"]
+    );
+    assert_eq!(
+        refused(&mut round, resolve(3, true, false), 8),
+        ErrorCode::BadRequest
+    );
+    let long = Command::ResolveClaim {
+        claim: 2,
+        upheld: true,
+        reason: "x".repeat(501),
+        warn: false,
+    };
+    assert_eq!(refused(&mut round, long, 8), ErrorCode::BadRequest);
+    assert_eq!(
+        round.claims(),
+        [
+            ClaimView {
+                id: 1,
+                seat: Seat::P2,
+                text: "the quadrant was turned twice".into(),
+                set: 1,
+                ply: 1,
+                status: ClaimStatus::Upheld,
+                ruling: Some("seen by the arbiter".into()),
+            },
+            ClaimView {
+                id: 2,
+                seat: Seat::P1,
+                text: "the quadrant was turned twice".into(),
+                set: 1,
+                ply: 2,
+                status: ClaimStatus::Rejected,
+                ruling: Some("seen by the arbiter".into()),
+            },
+        ]
+    );
+}
+
+#[test]
 fn an_untimed_quoridor_set_is_drawn_at_the_ply_limit() {
     let mut config = config("quoridor", None);
     config.untimed_ply_limit = 4;

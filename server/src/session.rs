@@ -1065,6 +1065,18 @@ fn action_of(message: ClientMessage) -> Option<Action> {
         ClientMessage::Resign { .. } => Action::Resign,
         ClientMessage::Claim { text, .. } => Action::Claim(text),
         ClientMessage::Warn { seat, reason, .. } => Action::Arbiter(Command::Warn { seat, reason }),
+        ClientMessage::ResolveClaim {
+            claim,
+            upheld,
+            reason,
+            warn,
+            ..
+        } => Action::Arbiter(Command::ResolveClaim {
+            claim,
+            upheld,
+            reason,
+            warn,
+        }),
         ClientMessage::Pause { .. } => Action::Arbiter(Command::Pause),
         ClientMessage::Resume { .. } => Action::Arbiter(Command::Resume),
         ClientMessage::AdjustClock { seat, delta_ms, .. } => {

@@ -153,14 +153,25 @@ fn a_classic_set_played_from_two_terminals_with_a_watcher_and_an_arbiter() {
     p2.send("press");
     p1.expect("p2 pressed the clock");
 
-    // A claim reaches the arbiter; the arbiter's warning and clock adjustment reach everyone.
+    // A claim reaches the arbiter, and an arbiter who comes later finds it open; upholding it
+    // with a warning reaches everyone.
     p1.send("claim Bora pressed with the other hand");
-    arb.expect("CLAIM: claim by p1 (Ayşe Yılmaz): Bora pressed with the other hand");
-    arb.send("warn p2 pressed with the other hand");
-    for terminal in [&mut p1, &mut p2, &mut watcher] {
+    arb.expect("CLAIM: claim 1 by p1 (Ayşe Yılmaz): Bora pressed with the other hand");
+    let mut second = arbiter(&server, &m);
+    second.expect(
+        "open claim 1 by p1 (Ayşe Yılmaz) about set 1 ply 2: Bora pressed with the other hand",
+    );
+    second.send("uphold one");
+    second.expect("\"one\" is not a claim number");
+    arb.send("uphold 1 warn pressed with the other hand");
+    for terminal in [&mut p1, &mut p2, &mut watcher, &mut second] {
+        terminal.expect("the arbiter upheld claim 1: pressed with the other hand");
         terminal.expect("warning to p2 (Bora Kaya) (1 of 3): pressed with the other hand");
         terminal.expect("warnings p1 0 p2 1 (limit 3)");
     }
+    arb.send("reject 1 twice");
+    arb.expect("claim 1 has been ruled on already");
+    second.send("quit");
     arb.send("adjust p2 +60");
     p2.expect("the arbiter adjusted p2's clock by +1:00");
     p1.expect("the arbiter adjusted p2's clock by +1:00");

@@ -371,7 +371,7 @@ async fn the_arbiter_pauses_adjusts_declares_and_hears_claims() {
     let claim = arbiter.event("claim").await;
     assert_eq!(
         claim["event"],
-        json!({"kind": "claim", "seat": "p2", "text": "he touched two marbles"})
+        json!({"kind": "claim", "seat": "p2", "text": "he touched two marbles", "id": 1, "set": 1, "ply": 1})
     );
 
     arbiter
@@ -413,6 +413,112 @@ async fn the_arbiter_pauses_adjusts_declares_and_hears_claims() {
     assert_eq!(round["event"]["winner"], "draw");
     assert_eq!(round["event"]["points"], json!({"p1": 0.5, "p2": 0.5}));
     assert_eq!(round["event"]["reason"], "arbiter");
+}
+
+#[tokio::test]
+async fn claims_wait_for_an_absent_arbiter_across_a_restart_and_are_ruled_once() {
+    let mut server = Server::start();
+    let (mut p1, mut p2, m) = seated_pair(
+        &server,
+        json!({"game": "pentago", "players": {"p1": "Ayşe", "p2": "Bora"}}),
+    )
+    .await;
+    let id = m.id.as_str();
+    start_set(&mut p1, &mut p2, id).await;
+    p1.accepted(json!({"type": "move", "match": id, "move": "a1sw"}))
+        .await;
+    p2.event("pressed").await;
+    // No arbiter is watching when the claim is made.
+    p2.accepted(json!({"type": "claim", "match": id, "text": "two marbles touched"}))
+        .await;
+    let open = json!([{"id": 1, "seat": "p2", "text": "two marbles touched", "set": 1, "ply": 1, "status": "open"}]);
+
+    // Spectators and public reads do not see the claims; the arbiter and the players do.
+    let mut watcher = Client::connect(&server, "watcher", None).await;
+    let state = watcher.request(json!({"type": "watch", "match": id})).await;
+    assert_eq!(state["type"], "ack", "{state}");
+    let state = watcher.find(|v| v["type"] == "state").await;
+    assert!(state.get("claims").is_none(), "{state}");
+    assert!(server.match_state(id).get("claims").is_none());
+
+    server.restart();
+    let mut arbiter = Client::connect(&server, "arbiter", None).await;
+    arbiter
+        .accepted(json!({"type": "join", "match": id, "arbiter_token": m.arbiter}))
+        .await;
+    let state = arbiter.find(|v| v["type"] == "state").await;
+    assert_eq!(state["claims"], open, "{state}");
+    let mut p1 = Client::connect(&server, "p1", None).await;
+    p1.accepted(json!({"type": "join", "match": id, "seat_token": m.p1}))
+        .await;
+    let state = p1.find(|v| v["type"] == "state").await;
+    assert_eq!(state["claims"], open, "{state}");
+
+    // Bad rulings change nothing.
+    for (message, code) in [
+        (
+            json!({"type": "resolve_claim", "match": id, "claim": 2, "upheld": true}),
+            "bad_request",
+        ),
+        (
+            json!({"type": "resolve_claim", "match": id, "claim": 1, "upheld": false, "warn": true}),
+            "bad_request",
+        ),
+        (
+            json!({"type": "resolve_claim", "match": id, "claim": -1, "upheld": true}),
+            "bad_request",
+        ),
+        (
+            json!({"type": "resolve_claim", "match": id, "claim": 1}),
+            "bad_request",
+        ),
+    ] {
+        arbiter.refused(message, code).await;
+    }
+    p1.refused(
+        json!({"type": "resolve_claim", "match": id, "claim": 1, "upheld": false}),
+        "forbidden",
+    )
+    .await;
+
+    // Upheld with a warning to the claimant's opponent.
+    arbiter
+        .accepted(json!({"type": "resolve_claim", "match": id, "claim": 1, "upheld": true, "reason": "seen on the video", "warn": true}))
+        .await;
+    let resolved = p1.event("claim_resolved").await;
+    assert_eq!(
+        resolved["event"],
+        json!({"kind": "claim_resolved", "claim": 1, "upheld": true, "reason": "seen on the video"})
+    );
+    let warning = p1.event("warning").await;
+    assert_eq!(warning["event"]["seat"], "p1");
+    assert_eq!(warning["event"]["count"], 1);
+    arbiter
+        .refused(
+            json!({"type": "resolve_claim", "match": id, "claim": 1, "upheld": false}),
+            "bad_request",
+        )
+        .await;
+
+    // A later arbiter sees the ruling; the record keeps the claim and the ruling.
+    let mut later = Client::connect(&server, "later", None).await;
+    later
+        .accepted(json!({"type": "join", "match": id, "arbiter_token": m.arbiter}))
+        .await;
+    let state = later.find(|v| v["type"] == "state").await;
+    assert_eq!(state["claims"][0]["status"], "upheld");
+    assert_eq!(state["claims"][0]["ruling"], "seen on the video");
+    assert_eq!(state["warnings"]["p1"], 1);
+    let (status, record) = server.get(&format!("/api/matches/{id}/record"));
+    assert_eq!(status, 200);
+    assert!(
+        record.contains("{set 1: claim 1 (ply 1) by p2: two marbles touched}"),
+        "{record}"
+    );
+    assert!(
+        record.contains("{set 1: claim 1 upheld: seen on the video}"),
+        "{record}"
+    );
 }
 
 #[tokio::test]

@@ -316,6 +316,10 @@ impl Room {
             .round
             .state(&self.id, self.seq, self.now(), wall_clock_ms());
         state.you = Some(role.as_str().to_string());
+        // Claims are between the players and the arbiter.
+        if role != Role::Spectator {
+            state.claims = Some(self.round.claims().to_vec());
+        }
         if with_legal_moves {
             state.position.legal_moves = Some(match role {
                 Role::Player(seat) => self.round.legal_moves(seat),
@@ -373,6 +377,10 @@ impl Room {
                 let mut first =
                     Round::new(self.round.config().clone()).state(&self.id, 0, 0, wall_clock_ms());
                 first.you = Some(role.as_str().to_string());
+                if role != Role::Spectator {
+                    // None yet: the claims come with the events that follow.
+                    first.claims = Some(Vec::new());
+                }
                 outbox.send_message(&ServerMessage::State(Box::new(first)));
                 self.catch_up(&outbox, 1, boards);
                 if legal_moves {
