@@ -192,6 +192,26 @@ test("a running tournament: listed in the lobby, standings with tie-breaks, roun
   const trfText = await (await fetch(`${bed.server.url}${trf}`)).text();
   assert.match(trfText, /^012 Kış Kupası/m);
 
+  // The crosstable: each player's round 1 as opponent, colour (Pentago's stay with the seats)
+  // and result, or the bye with its points.
+  const b0 = round1.boards[0];
+  assert.deepEqual((await rowCells(page, `#crosstable tr[data-player="${b0.p1}"]`)).slice(3, 4), [`${b0.p2} b 1`]);
+  assert.deepEqual((await rowCells(page, `#crosstable tr[data-player="${b0.p2}"]`)).slice(3, 4), [`${b0.p1} w 0`]);
+  const b1 = round1.boards[1];
+  assert.deepEqual((await rowCells(page, `#crosstable tr[data-player="${b1.p2}"]`)).slice(3, 4), [`${b1.p1} w ½`]);
+  assert.deepEqual((await rowCells(page, `#crosstable tr[data-player="${bye.player}"]`)).slice(3, 4), ["bye 1"]);
+  // On paper: nothing to click, and each part on a page of its own.
+  await page.emulateMedia({ media: "print" });
+  const printed = await page.evaluate(() => ({
+    button: getComputedStyle(document.querySelector("#print-button")).display,
+    links: getComputedStyle(document.querySelector(".match-link")).display,
+    header: getComputedStyle(document.querySelector(".site-header")).display,
+    crosstable: getComputedStyle(document.querySelector(".crosstable-card")).breakBefore,
+  }));
+  assert.deepEqual(printed, { button: "none", links: "none", header: "none", crosstable: "page" });
+  await page.emulateMedia({ media: "screen" });
+  assert.notEqual(await page.evaluate(() => getComputedStyle(document.querySelector("#print-button")).display), "none");
+
   // The arbiter pairs round 2: it appears above round 1 without a reload, and is announced.
   await page.evaluate(() => (window.__sameDocument = true));
   const paired = await organizer.request({ type: "pair_next", tournament: t.id });

@@ -120,6 +120,7 @@ export class TournamentView {
       el("p", { class: "turn-line tournament-status", id: "tournament-status", text: this.statusLine() }),
       this.about(),
       el("div", { class: "tournament" }, [this.standings(), this.pairings()]),
+      this.crosstable(),
     );
     if (focused) document.getElementById(focused)?.focus({ preventScroll: true });
   }
@@ -160,6 +161,7 @@ export class TournamentView {
           text: t("trf_link"),
         }),
         el("p", { class: "hint", id: "trf-hint", text: t("trf_hint") }),
+        el("button", { type: "button", class: "secondary", id: "print-button", onclick: () => window.print(), text: t("print_button") }),
       ]),
     ]);
   }
@@ -220,6 +222,64 @@ export class TournamentView {
     ]);
   }
 
+  /**
+   * The crosstable of the completed rounds, in the order of the standings: for each round the
+   * opponent's number, the colour (Pentago, whose marbles stay with the seats) and the result,
+   * or the bye. Printed on a page of its own.
+   */
+  crosstable() {
+    const v = this.model;
+    const done = v.completed_rounds || 0;
+    if (!done) return null;
+    const rounds = [...v.pairings].filter((r) => r.round <= done).sort((a, b) => a.round - b.round);
+    // Each player's round cells: "12 b 1", "5 w ½", or a bye's points.
+    const cells = new Map(v.players.map((p) => [p.id, new Array(done).fill("")]));
+    const mine = (result, seat) => {
+      const [a, b] = { "1-0": ["1", "0"], "0-1": ["0", "1"], "1/2-1/2": ["½", "½"], "+-": ["+", "−"], "-+": ["−", "+"], "--": ["−", "−"] }[result] || ["", ""];
+      return seat === "p1" ? a : b;
+    };
+    const colour = (seat) => (v.game === "pentago" ? t(seat === "p1" ? "cross_black" : "cross_white") : "");
+    for (const r of rounds) {
+      for (const b of r.boards) {
+        for (const [seat, me, opp] of [["p1", b.p1, b.p2], ["p2", b.p2, b.p1]]) {
+          const row = cells.get(me);
+          if (row) row[r.round - 1] = [String(opp), colour(seat), mine(b.result, seat)].filter(Boolean).join(" ");
+        }
+      }
+      for (const x of r.byes) {
+        const row = cells.get(x.player);
+        if (row) row[r.round - 1] = t("cross_bye", { pts: points(x.points) });
+      }
+    }
+    const head = [
+      el("th", { scope: "col", class: "num", text: t("col_rank") }),
+      el("th", { scope: "col", class: "num" }, [el("abbr", { title: t("col_no_title"), text: t("col_no") })]),
+      el("th", { scope: "col", text: t("col_name") }),
+      ...rounds.map((r) => el("th", { scope: "col", class: "num", text: t("cross_round", { n: r.round }) })),
+      el("th", { scope: "col", class: "num", text: t("col_points") }),
+    ];
+    const rows = v.standings.map((s) =>
+      el("tr", { "data-player": String(s.id) }, [
+        el("td", { class: "num", text: String(s.rank) }),
+        el("td", { class: "num", text: String(s.id) }),
+        el("th", { scope: "row", text: s.name }),
+        ...(cells.get(s.id) || []).map((text) => el("td", { class: "num cross", text })),
+        el("td", { class: "num points", text: points(s.points) }),
+      ]),
+    );
+    return el("section", { class: "card crosstable-card", "aria-labelledby": "crosstable-heading" }, [
+      el("h2", { id: "crosstable-heading", text: t("crosstable_heading") }),
+      el("div", { class: "table-wrap", role: "region", tabindex: "0", "aria-labelledby": "crosstable-caption" }, [
+        el("table", { class: "data-table crosstable", id: "crosstable" }, [
+          el("caption", { id: "crosstable-caption", text: t("crosstable_caption", { n: done }) }),
+          el("thead", {}, [el("tr", {}, head)]),
+          el("tbody", {}, rows),
+        ]),
+      ]),
+      el("p", { class: "hint", text: t(v.game === "pentago" ? "crosstable_hint_colours" : "crosstable_hint") }),
+    ]);
+  }
+
   /** Every paired round, the newest first: its boards, results and links, and its byes. */
   pairings() {
     const v = this.model;
@@ -271,7 +331,7 @@ export class TournamentView {
                 el("th", { scope: "col", text: first }),
                 el("th", { scope: "col", text: t("col_result") }),
                 el("th", { scope: "col", text: second }),
-                el("th", { scope: "col", text: t("col_match") }),
+                el("th", { scope: "col", class: "match-head", text: t("col_match") }),
               ]),
             ]),
             el("tbody", {}, rows),

@@ -745,79 +745,72 @@ async fn create(args: CreateArgs) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// Reads `surname,given[,account]` lines; a header line and `#` comments are skipped.
+/// Reads a players list: `surname,given[,account]` rows, as a spreadsheet exports them (UTF-8
+/// with or without a BOM; `,` or `;` between fields, whichever the first row uses; quotes as
+/// CSV has them). A header row (`surname`/`soyadı` first) and `#` comment lines are skipped.
 pub fn read_players(text: &str) -> Result<Vec<NewPlayer>, String> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .comment(Some(b'#'))
+        .delimiter(delimiter_of(text))
+        .from_reader(text.as_bytes());
     let mut players = Vec::new();
-    for (n, line) in text.lines().enumerate() {
-        let line = line.trim();
-        if line.is_empty() || line.starts_with('#') {
+    for row in reader.records() {
+        let row = row.map_err(|e| match e.position() {
+            Some(at) => format!("line {}: {e}", at.line()),
+            None => e.to_string(),
+        })?;
+        let line = row.position().map_or(0, |at| at.line());
+        // A field that runs over a line end is a quote never closed.
+        if row.iter().any(|f| f.contains('\n')) {
+            return Err(format!("line {line}: a quote is not closed"));
+        }
+        let field = |i: usize| row.get(i).map(str::trim).unwrap_or_default();
+        if row.iter().all(|f| f.trim().is_empty()) {
             continue;
         }
-        let fields = csv_fields(line).map_err(|e| format!("line {}: {e}", n + 1))?;
-        if players.is_empty()
-            && fields
-                .first()
-                .is_some_and(|f| f.trim().eq_ignore_ascii_case("surname"))
-        {
+        let first = field(0);
+        if players.is_empty() && is_header(first) {
             continue;
         }
-        let field = |i: usize| fields.get(i).map(|f| f.trim().to_string());
-        let surname = field(0).unwrap_or_default();
-        if surname.is_empty() {
-            return Err(format!("line {}: the surname is empty", n + 1));
-        }
-        if fields.len() > 3 {
+        if row.len() > 3 {
             return Err(format!(
-                "line {}: {} fields; a line is surname,given[,account]",
-                n + 1,
-                fields.len()
+                "line {line}: {} fields; a line is surname,given[,account]",
+                row.len()
             ));
         }
+        if first.is_empty() {
+            return Err(format!("line {line}: the surname is empty"));
+        }
         players.push(NewPlayer {
-            surname,
-            given: field(1).unwrap_or_default(),
-            account: field(2).filter(|a| !a.is_empty()),
+            surname: first.to_string(),
+            given: field(1).to_string(),
+            account: Some(field(2)).filter(|a| !a.is_empty()).map(str::to_string),
         });
     }
     Ok(players)
 }
 
-/// The comma-separated fields of one CSV line; `"..."` quotes a field, `""` is a quote in it.
-fn csv_fields(line: &str) -> Result<Vec<String>, String> {
-    let mut fields = Vec::new();
-    let mut field = String::new();
-    let mut chars = line.chars().peekable();
-    let mut quoted = false;
-    let mut was_quoted = false;
-    while let Some(c) = chars.next() {
-        match (quoted, c) {
-            (true, '"') if chars.peek() == Some(&'"') => {
-                chars.next();
-                field.push('"');
-            }
-            (true, '"') => quoted = false,
-            (true, c) => field.push(c),
-            (false, '"') if field.trim().is_empty() && !was_quoted => {
-                field.clear();
-                quoted = true;
-                was_quoted = true;
-            }
-            (false, ',') => {
-                fields.push(std::mem::take(&mut field));
-                was_quoted = false;
-            }
-            (false, c) if was_quoted && !c.is_whitespace() => {
-                return Err("text after a closing quote".into())
-            }
-            (false, c) => field.push(c),
-        }
+/// `;` when the first row that is not a comment has more of them than commas (spreadsheets in
+/// Turkish and most European locales export so), `,` otherwise.
+fn delimiter_of(text: &str) -> u8 {
+    let first = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with('#'))
+        .unwrap_or_default();
+    if first.matches(';').count() > first.matches(',').count() {
+        b';'
+    } else {
+        b','
     }
-    if quoted {
-        return Err("a quote is not closed".into());
-    }
-    fields.push(field);
-    Ok(fields)
+}
+
+fn is_header(first: &str) -> bool {
+    let first = first.to_lowercase();
+    ["surname", "soyadı", "soyad", "soyadi"].contains(&first.as_str())
 }
 
 #[cfg(test)]
@@ -885,6 +878,32 @@ mod tests {
             .starts_with("line 2"));
         assert!(read_players("\"Kaya,Bora\n").unwrap_err().contains("quote"));
         assert!(read_players("a,b,c,d\n").unwrap_err().contains("fields"));
-        assert!(read_players("\"Kaya\"x,Bora\n").is_err());
+        assert!(read_players("Kaya,Bora\n\"Öz,Can\n")
+            .unwrap_err()
+            .starts_with("line 2"));
+    }
+
+    #[test]
+    fn spreadsheet_exports_with_a_bom_and_semicolons_are_read() {
+        // LibreOffice and Excel in a Turkish locale: a BOM, `;` between fields, CRLF, a
+        // Turkish header, and commas inside names.
+        let text = "\u{feff}Soyadı;Adı;Hesap\r\nYılmaz;Ayşe;\r\n\"Kaya; Jr.\";Bora, Ali;bot-1\r\nŞahin;İpek\r\n";
+        let players = read_players(text).unwrap();
+        let names: Vec<(&str, &str, Option<&str>)> = players
+            .iter()
+            .map(|p| (p.surname.as_str(), p.given.as_str(), p.account.as_deref()))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("Yılmaz", "Ayşe", None),
+                ("Kaya; Jr.", "Bora, Ali", Some("bot-1")),
+                ("Şahin", "İpek", None)
+            ]
+        );
+        // The same list with commas reads the same.
+        let commas =
+            "surname,given,account\nYılmaz,Ayşe,\n\"Kaya; Jr.\",\"Bora, Ali\",bot-1\nŞahin,İpek\n";
+        assert_eq!(read_players(commas).unwrap(), players);
     }
 }

@@ -96,10 +96,11 @@ fn assert_swiss_invariants(v: &Value, players: usize) {
 async fn nine_bots_play_a_five_round_tournament_to_the_final_standings() {
     let server = Server::start();
     let url = server.ws_url();
-    // In file order; the ranking must put them in Turkish alphabetical order.
+    // In file order; the ranking must put them in Turkish alphabetical order. The list is as a
+    // spreadsheet in a Turkish locale exports it: a BOM, `;` between fields, CRLF.
     let csv = temp_file(
         "players.csv",
-        "surname,given\nÖztürk,Oral\nŞahin,Selin\nIşık,Irmak\nİnce,İlker\nCengiz,Cem\nÇelik,Çağla\nOral,Ozan\nUysal,Umut\nÜnal,Ümit\n",
+        "\u{feff}Soyadı;Adı\r\nÖztürk;Oral\r\nŞahin;Selin\r\nIşık;Irmak\r\nİnce;İlker\r\nCengiz;Cem\r\nÇelik;Çağla\r\nOral;Ozan\r\nUysal;Umut\r\nÜnal;Ümit\r\n",
     );
     let (code, out, err) = hakem(&[
         "tournament",
