@@ -166,11 +166,6 @@ export function fetchTournaments() {
   return getJson("/api/tournaments", "internal");
 }
 
-/** A tournament's whole view: settings, players, standings, the pairings of every round. */
-export function fetchTournament(id) {
-  return getJson(`/api/tournaments/${encodeURIComponent(id)}`, "unknown_tournament");
-}
-
 /** Where the FIDE TRF of a tournament's completed rounds is served. */
 export function trfUrl(id) {
   return `/api/tournaments/${encodeURIComponent(id)}/trf`;

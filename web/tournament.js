@@ -1,8 +1,8 @@
 // A tournament (`#/tournament/ID`): its settings, the standings with tie-breaks, the pairings
-// of every round with links to the matches. It reads `/api/tournaments/ID` again every few
-// seconds until the tournament is finished.
+// of every round with links to the matches. The server pushes every change
+// (`watch_tournament`); the page never asks again.
 
-import { fetchTournament, trfUrl } from "./net.js";
+import { trfUrl } from "./net.js";
 import { t } from "./i18n.js";
 import { el } from "./board.js";
 import {
@@ -16,9 +16,7 @@ import {
   tiebreakName,
   tiebreakValue,
 } from "./words.js";
-import { announce, main } from "./ui.js";
-
-const TOURNAMENT_POLL_MS = 2500;
+import { announce, conn, main } from "./ui.js";
 
 export class TournamentView {
   constructor(id) {
@@ -26,38 +24,48 @@ export class TournamentView {
     this.model = null;
     this.json = null;
     this.fatal = null;
-    this.timer = null;
     this.gone = false;
+    this.unsubscribe = conn.onFrame((frame) => {
+      if (frame.type === "tournament" && frame.tournament === this.id) this.take(frame);
+    });
+    // After a lost connection the server knows nothing of this page: watch again.
+    conn.onReconnect = () => this.watch();
     this.paint();
-    this.refresh();
+    this.watch();
   }
 
   destroy() {
     this.gone = true;
-    clearTimeout(this.timer);
+    this.unsubscribe();
+    conn.onReconnect = null;
+    conn.request({ type: "unwatch_tournament", tournament: this.id }).catch(() => {});
   }
 
   relabel() {
     this.paint();
   }
 
-  /** Fetches the view, then once more after a pause while the tournament is not finished. */
-  async refresh() {
-    clearTimeout(this.timer);
+  /** The view now (the reply), then every change as the server pushes it. */
+  async watch() {
     try {
-      const v = await fetchTournament(this.id);
-      if (this.gone) return;
-      this.update(v);
+      const reply = await conn.request({ type: "watch_tournament", tournament: this.id });
+      if (!this.gone) this.take(reply);
     } catch (e) {
       if (this.gone) return;
       if (e.code === "unknown_tournament") {
         this.fatal = e;
         this.paint();
-        return;
       }
-      // The server is out of reach for now: the next try comes with the next tick.
+      // Out of reach: the connection watches again once it is back.
     }
-    if (this.model?.status !== "finished") this.timer = setTimeout(() => this.refresh(), TOURNAMENT_POLL_MS);
+  }
+
+  /** A `tournament` frame: the view without the frame's own fields. */
+  take(frame) {
+    const view = { ...frame };
+    delete view.type;
+    delete view.re;
+    this.update(view);
   }
 
   update(v) {

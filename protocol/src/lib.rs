@@ -426,6 +426,14 @@ pub enum ClientMessage {
     GetTournament {
         tournament: String,
     },
+    /// The tournament's view now, and again after every change until `unwatch_tournament`
+    /// (extension): pages and clients follow a tournament without asking again.
+    WatchTournament {
+        tournament: String,
+    },
+    UnwatchTournament {
+        tournament: String,
+    },
     /// The TRF(x) of the completed rounds (as `/api/tournaments/ID/trf`).
     ExportTrf {
         tournament: String,
@@ -473,6 +481,8 @@ impl ClientMessage {
         "request_bye",
         "forfeit",
         "get_tournament",
+        "watch_tournament",
+        "unwatch_tournament",
         "export_trf",
     ];
 
@@ -493,6 +503,8 @@ impl ClientMessage {
             | RequestBye { .. }
             | Forfeit { .. }
             | GetTournament { .. }
+            | WatchTournament { .. }
+            | UnwatchTournament { .. }
             | ExportTrf { .. } => None,
             Join { match_id, .. }
             | Watch { match_id, .. }
@@ -738,7 +750,8 @@ pub enum ServerMessage {
         tournament: String,
         players: Vec<PlayerToken>,
     },
-    /// A tournament's view: the answer to `get_tournament` and to every tournament command.
+    /// A tournament's view: the answer to `get_tournament` and to every tournament command, and
+    /// (without `re`) each change of a watched tournament.
     Tournament {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         re: Option<RequestId>,

@@ -64,6 +64,7 @@ pub async fn serve(
         token: None,
         account: None,
         joined: HashMap::new(),
+        watching: HashMap::new(),
         batch: false,
         boards: false,
         bucket: TokenBucket::new(limits.rate_per_sec, limits.rate_burst),
@@ -411,6 +412,9 @@ impl TokenBucket {
     }
 }
 
+/// Tournaments one connection may follow at once.
+const MAX_WATCHED_TOURNAMENTS: usize = 16;
+
 struct Session {
     conn: ConnId,
     app: Arc<App>,
@@ -421,6 +425,8 @@ struct Session {
     /// The account this connection speaks for, if its `hello` token was an account's.
     account: Option<String>,
     joined: HashMap<String, Joined>,
+    /// Tournaments followed with `watch_tournament`: the task that forwards each new view.
+    watching: HashMap<String, tokio::task::AbortHandle>,
     /// Extensions granted at `hello`.
     batch: bool,
     boards: bool,
@@ -655,6 +661,20 @@ impl Session {
                 let view = self.app.tournaments.view(&id).await;
                 self.send_tournament(re, view);
             }
+            ClientMessage::WatchTournament { tournament: id } => self.watch_tournament(re, id),
+            ClientMessage::UnwatchTournament { tournament: id } => {
+                match self.watching.remove(&id) {
+                    Some(task) => {
+                        task.abort();
+                        self.send(&ServerMessage::Ack {
+                            re,
+                            match_id: None,
+                            seq: None,
+                        });
+                    }
+                    None => self.error(re, ErrorCode::BadRequest, "not watching that tournament"),
+                }
+            }
             ClientMessage::ExportTrf { tournament: id } => {
                 match self.app.tournaments.trf(&id).await {
                     Ok(trf) => self.send(&ServerMessage::Trf {
@@ -800,6 +820,43 @@ impl Session {
             organizer: self.is_organizer(),
             account: self.account.as_deref(),
             arbiter_token,
+        }
+    }
+
+    /// Sends the tournament's view, then each new one (only the latest, however many changes a
+    /// slow reader missed) until `unwatch_tournament` or the end of the connection.
+    fn watch_tournament(&mut self, re: Option<RequestId>, id: String) {
+        let mut views = match self.app.tournaments.watch(&id) {
+            Ok(views) => views,
+            Err(failure) => return self.error(re, failure.code, failure.message),
+        };
+        if !self.watching.contains_key(&id) && self.watching.len() >= MAX_WATCHED_TOURNAMENTS {
+            return self.error(
+                re,
+                ErrorCode::BadRequest,
+                format!("a connection watches at most {MAX_WATCHED_TOURNAMENTS} tournaments"),
+            );
+        }
+        let now = views.borrow_and_update().clone();
+        self.send(&ServerMessage::Tournament {
+            re,
+            view: Box::new((*now).clone()),
+        });
+        let outbox = self.outbox.clone();
+        let task = tokio::spawn(async move {
+            while views.changed().await.is_ok() {
+                let view = views.borrow_and_update().clone();
+                let message = ServerMessage::Tournament {
+                    re: None,
+                    view: Box::new((*view).clone()),
+                };
+                if !outbox.send_message(&message) {
+                    break;
+                }
+            }
+        });
+        if let Some(old) = self.watching.insert(id, task.abort_handle()) {
+            old.abort();
         }
     }
 
@@ -1035,6 +1092,9 @@ impl Session {
     }
 
     async fn leave_all(&mut self) {
+        for (_, task) in self.watching.drain() {
+            task.abort();
+        }
         if let Some(name) = self.account.take() {
             self.app.accounts.detach(&name, self.conn);
         }

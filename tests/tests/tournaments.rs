@@ -824,3 +824,89 @@ async fn a_long_player_list_goes_to_the_server_in_several_frames() {
     let last = v["pairings"][0]["boards"][199]["match"].as_str().unwrap();
     assert_eq!(server.match_state(last)["status"], "waiting");
 }
+
+#[tokio::test]
+async fn a_watched_tournament_comes_to_its_watchers_at_every_change() {
+    let server = Server::start();
+    let mut org = organizer(&server).await;
+    let created = org
+        .request(json!({
+            "type": "create_tournament", "name": "Canlı", "game": "pentago", "rounds": 2,
+            "players": players(&[("Aydın", "A"), ("Balcı", "B"), ("Cömert", "C"), ("Demir", "D")]),
+        }))
+        .await;
+    assert_eq!(created["type"], "tournament_created", "{created}");
+    let id = created["tournament"].as_str().unwrap().to_string();
+    let arb = created["arbiter_token"].as_str().unwrap().to_string();
+
+    // Anyone may watch: the view now, as the reply, then a frame (without `re`) per change.
+    let mut watcher = Client::connect(&server, "watcher", None).await;
+    let now = watcher
+        .request(json!({"type": "watch_tournament", "tournament": id}))
+        .await;
+    assert_eq!(now["type"], "tournament", "{now}");
+    assert_eq!(now["status"], "registration");
+    let pushed = |v: &Value| v["type"] == "tournament" && v.get("re").is_none();
+    org.request(json!({"type": "start_tournament", "tournament": id}))
+        .await;
+    let started = watcher.find(pushed).await;
+    assert_eq!(started["current_round"], 1);
+    assert_eq!(started["status"], "running");
+
+    // A result that a room reports is pushed too: the watcher never asks again.
+    let mut arbiter = Client::connect(&server, "arbiter", None).await;
+    for b in boards(&started, 1) {
+        decide(&mut arbiter, b["match"].as_str().unwrap(), &arb, "p1").await;
+    }
+    loop {
+        let v = watcher.find(pushed).await;
+        if v["completed_rounds"] == 1 {
+            assert_eq!(v["standings"][0]["points"], 1);
+            break;
+        }
+    }
+    org.request(json!({"type": "pair_next", "tournament": id}))
+        .await;
+    assert_eq!(watcher.find(pushed).await["current_round"], 2);
+
+    // Unwatched: no more frames; watching what does not exist, or too much, is refused.
+    watcher
+        .accepted(json!({"type": "unwatch_tournament", "tournament": id}))
+        .await;
+    watcher
+        .refused(
+            json!({"type": "unwatch_tournament", "tournament": id}),
+            "bad_request",
+        )
+        .await;
+    org.request(json!({"type": "withdraw", "tournament": id, "player": 4}))
+        .await;
+    let later = watcher
+        .request(json!({"type": "get_tournament", "tournament": id}))
+        .await;
+    assert!(later["players"][3]["withdrawn_from"].is_number(), "{later}");
+    assert!(
+        !watcher.buffered().any(pushed),
+        "no frame after unwatch_tournament"
+    );
+    watcher
+        .refused(
+            json!({"type": "watch_tournament", "tournament": "nosuchthing"}),
+            "unknown_tournament",
+        )
+        .await;
+    for i in 0..17 {
+        let other = org
+            .request(json!({
+                "type": "create_tournament", "name": format!("T{i}"), "game": "pente", "rounds": 1,
+                "players": players(&[("Er", "A"), ("Ok", "B")]),
+            }))
+            .await;
+        let message = json!({"type": "watch_tournament", "tournament": other["tournament"]});
+        if i < 16 {
+            assert_eq!(watcher.request(message).await["type"], "tournament");
+        } else {
+            watcher.refused(message, "bad_request").await;
+        }
+    }
+}

@@ -18,7 +18,7 @@ use hakem_protocol::tournament::{
     ColourLot, CreateTournament, NewPlayer, PlayerToken, TournamentSummary, TournamentView,
 };
 use hakem_protocol::{AccountKind, ErrorCode, MatchStatus, Seat};
-use tokio::sync::Mutex;
+use tokio::sync::{watch, Mutex};
 
 pub use link::{match_finished, restore};
 pub use model::{settings_of, Board, BoardResult, Refused, Tournament};
@@ -28,7 +28,19 @@ use crate::{App, CreateError};
 
 #[derive(Default)]
 pub struct Tournaments {
-    by_id: DashMap<String, Arc<Mutex<Tournament>>>,
+    by_id: DashMap<String, Arc<Entry>>,
+}
+
+/// One tournament: its one lock, and its latest view for those who watch it.
+pub struct Entry {
+    tournament: Mutex<Tournament>,
+    view: watch::Sender<Arc<TournamentView>>,
+}
+
+impl Entry {
+    async fn lock(&self) -> tokio::sync::MutexGuard<'_, Tournament> {
+        self.tournament.lock().await
+    }
 }
 
 /// Why a tournament command was refused.
@@ -111,10 +123,30 @@ pub struct Created {
 
 impl Tournaments {
     fn insert(&self, t: Tournament) {
-        self.by_id.insert(t.id.clone(), Arc::new(Mutex::new(t)));
+        let (view, _) = watch::channel(Arc::new(t.view()));
+        let id = t.id.clone();
+        let entry = Entry {
+            tournament: Mutex::new(t),
+            view,
+        };
+        self.by_id.insert(id, Arc::new(entry));
     }
 
-    fn get(&self, id: &str) -> Result<Arc<Mutex<Tournament>>, Failure> {
+    /// The tournament's view now and after each change; only the latest view is kept, so a
+    /// slow watcher skips to it.
+    pub fn watch(&self, id: &str) -> Result<watch::Receiver<Arc<TournamentView>>, Failure> {
+        Ok(self.get(id)?.view.subscribe())
+    }
+
+    /// Tells the watchers of `t` its new view (after the change is stored).
+    fn publish(&self, t: &Tournament) {
+        // Kept current even when nobody watches: a new watcher starts from it.
+        if let Some(entry) = self.by_id.get(&t.id) {
+            entry.view.send_replace(Arc::new(t.view()));
+        }
+    }
+
+    fn get(&self, id: &str) -> Result<Arc<Entry>, Failure> {
         self.by_id
             .get(id)
             .map(|entry| entry.value().clone())
@@ -157,7 +189,14 @@ impl Tournaments {
     }
 }
 
+/// Stores `t` (the tournament as it is about to be, under its lock), then tells its watchers.
 async fn save(app: &App, t: &Tournament) -> Result<(), Failure> {
+    store(app, t).await?;
+    app.tournaments.publish(t);
+    Ok(())
+}
+
+async fn store(app: &App, t: &Tournament) -> Result<(), Failure> {
     let Some(store) = app.store() else {
         return Ok(());
     };
