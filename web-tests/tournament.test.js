@@ -327,3 +327,74 @@ test("a finished tournament: a withdrawn player is marked, the end is announced,
   await assertNoViolations(page, "the page of an unknown tournament");
   await page.close();
 });
+
+test("the arbiter runs the event from the page: start, a late entry, the pairing shown before it is published, a withdrawal, every board live", { skip: bed.skip, timeout: 120000 }, async () => {
+  const t = await createTournament({ name: "Masa Kupası", players: PLAYERS.slice(0, 4), rounds: 3 });
+  const page = await newPage(bed.browser);
+  await page.goto(`${bed.server.url}/#/tournament/${t.id}?arbiter=${t.arbiter}`);
+  await waitForText(page, "#desk-status", "Registration");
+  // Nobody without the token sees the desk.
+  const visitor = await newPage(bed.browser);
+  await visitor.goto(`${bed.server.url}/#/tournament/${t.id}`);
+  await visitor.waitForSelector("#tournament-name");
+  assert.equal(await visitor.$$eval("#desk", (nodes) => nodes.length), 0);
+  await visitor.close();
+
+  // A late entry before the start: the new player's token is shown for the arbiter to hand over.
+  await page.fill("#desk-surname", "Öz");
+  await page.fill("#desk-given", "Ece");
+  await page.click("#desk-add");
+  await waitForText(page, "#desk-entered", "Their token");
+  assert.equal((await apiView(t.id)).players.length, 5);
+
+  await page.selectOption("#desk-lot", "p1");
+  await page.click("#desk-start-button");
+  await page.waitForSelector("#round-1");
+  const started = await apiView(t.id);
+  assert.equal(started.colour_lot.seat, "p1");
+  assert.equal(started.colour_lot.drawn, false);
+  // The overview joins every board as its arbiter: players, sets, warnings, claims, clocks.
+  const boards = started.pairings[0].boards;
+  for (const b of boards) {
+    await page.waitForFunction((n) => document.querySelector(`#overview tr[data-board="${n}"] td.clocks`)?.textContent.includes("15:00"), b.board);
+    const cells = await rowCells(page, `#overview tr[data-board="${b.board}"]`);
+    assert.equal(cells[2], "0–0");
+    assert.equal(cells[3], "0–0");
+    assert.equal(cells[4], "0");
+    assert.equal(await page.getAttribute(`#desk-go-${b.board}`, "href"), `#/match/${b.match}?arbiter=${t.arbiter}`);
+  }
+  // What happens on a board shows in its row at once: a warning to p2 on board 1.
+  await organizer.request({ type: "join", match: boards[0].match, arbiter_token: t.arbiter });
+  await organizer.request({ type: "warn", match: boards[0].match, seat: "p2", reason: "noise" });
+  await page.waitForFunction((n) => document.querySelector(`#overview tr[data-board="${n}"]`)?.cells[3].textContent === "0–1", boards[0].board);
+
+  // Every result in: the pairing of round 2 is shown first, and published only on request.
+  await decideRound(t, ["p1", "draw"]);
+  await waitForText(page, "#desk-status", "Every result is in");
+  await page.click("#desk-preview-button");
+  await page.waitForSelector("#preview-table tbody tr");
+  assert.match(await text(page, "#preview-heading"), /Round 2 as it would be paired/);
+  const shownRows = await page.$$eval("#preview-table tbody tr", (rows) => rows.map((r) => [...r.cells].map((c) => c.textContent.trim())));
+  assert.equal((await apiView(t.id)).current_round, 1, "a preview publishes nothing");
+  await assertNoViolations(page, "the arbiter's desk with a pairing shown");
+  await shoot(page, "tournament-desk.png", { docs: true });
+  await page.click("#desk-publish");
+  await page.waitForSelector("#round-2");
+  const after = await apiView(t.id);
+  assert.deepEqual(
+    after.pairings[1].boards.map((b) => [String(b.board), `${after.players[b.p1 - 1].name} (${b.p1})`, `${after.players[b.p2 - 1].name} (${b.p2})`]),
+    shownRows,
+  );
+  await page.waitForSelector(`#overview tr[data-board="${after.pairings[1].boards[0].board}"]`);
+
+  // A withdrawal from the desk.
+  await page.selectOption("#desk-player", "5");
+  await page.click("#desk-withdraw");
+  await waitForText(page, '#standings tr[data-player="5"] th', "(withdrawn from round 3)");
+  // Refusals are said plainly: a half-point bye for a round already paired.
+  await page.fill("#desk-bye-round", "2");
+  await page.selectOption("#desk-player", "1");
+  await page.click("#desk-bye");
+  await page.waitForFunction(() => !document.querySelector("#alert").hidden);
+  await page.close();
+});

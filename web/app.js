@@ -61,7 +61,7 @@ function route() {
   showAlert("");
   const where = parseHash();
   if (where.name === "match") view = new MatchView(where.id, where.params);
-  else if (where.name === "tournament") view = new TournamentView(where.id);
+  else if (where.name === "tournament") view = new TournamentView(where.id, where.params);
   else view = new LobbyView();
 }
 

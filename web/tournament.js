@@ -17,10 +17,14 @@ import {
   tiebreakValue,
 } from "./words.js";
 import { announce, conn, main } from "./ui.js";
+import { Desk } from "./desk.js";
 
 export class TournamentView {
-  constructor(id) {
+  constructor(id, params) {
     this.id = id;
+    // With the tournament's arbiter token, the page is also the arbiter's desk.
+    const token = params?.get("arbiter");
+    this.desk = token ? new Desk(id, token, (no) => this.name(no)) : null;
     this.model = null;
     this.json = null;
     this.fatal = null;
@@ -36,6 +40,7 @@ export class TournamentView {
 
   destroy() {
     this.gone = true;
+    this.desk?.destroy();
     this.unsubscribe();
     conn.onReconnect = null;
     conn.request({ type: "unwatch_tournament", tournament: this.id }).catch(() => {});
@@ -74,6 +79,7 @@ export class TournamentView {
     this.json = json;
     const before = this.model;
     this.model = v;
+    this.desk?.update(v);
     if (before) this.sayNews(before, v);
     this.paint();
   }
@@ -122,14 +128,16 @@ export class TournamentView {
       return;
     }
     document.title = `hakem — ${v.name}`;
-    main.replaceChildren(
+    const parts = [
       back,
       el("h1", { class: "page-title tournament-title", id: "tournament-name", text: v.name }),
       el("p", { class: "turn-line tournament-status", id: "tournament-status", text: this.statusLine() }),
       this.about(),
+      this.desk?.el,
       el("div", { class: "tournament" }, [this.standings(), this.pairings()]),
       this.crosstable(),
-    );
+    ];
+    main.replaceChildren(...parts.filter(Boolean));
     if (focused) document.getElementById(focused)?.focus({ preventScroll: true });
   }
 

@@ -393,6 +393,12 @@ pub enum ClientMessage {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         arbiter_token: Option<String>,
     },
+    /// The pairing `pair_next` would publish now, without publishing it (extension).
+    PreviewPairing {
+        tournament: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        arbiter_token: Option<String>,
+    },
     /// The player is not paired again (the current round's match is still played or
     /// forfeited). The arbiter, or the player's own account.
     Withdraw {
@@ -477,6 +483,7 @@ impl ClientMessage {
         "add_players",
         "start_tournament",
         "pair_next",
+        "preview_pairing",
         "withdraw",
         "request_bye",
         "forfeit",
@@ -499,6 +506,7 @@ impl ClientMessage {
             | AddPlayers { .. }
             | StartTournament { .. }
             | PairNext { .. }
+            | PreviewPairing { .. }
             | Withdraw { .. }
             | RequestBye { .. }
             | Forfeit { .. }
@@ -758,6 +766,14 @@ pub enum ServerMessage {
         #[serde(flatten)]
         view: Box<TournamentView>,
     },
+    /// The answer to `preview_pairing`: the next round as `pair_next` would pair it now.
+    PairingPreview {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        re: Option<RequestId>,
+        tournament: String,
+        #[serde(flatten)]
+        round: Box<tournament::RoundView>,
+    },
     /// The answer to `export_trf`.
     Trf {
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -780,6 +796,7 @@ impl ServerMessage {
             | TournamentCreated { re, .. }
             | PlayersAdded { re, .. }
             | Tournament { re, .. }
+            | PairingPreview { re, .. }
             | Trf { re, .. } => re.as_ref(),
             Error(error) => error.re.as_ref(),
             Welcome { .. } | YourMatch { .. } | State(_) | Event(_) | Events { .. } => None,

@@ -627,6 +627,20 @@ impl Session {
                 let view = tournament::pair_next(&self.app, &id, caller).await;
                 self.send_tournament(re, view);
             }
+            ClientMessage::PreviewPairing {
+                tournament: id,
+                arbiter_token,
+            } => {
+                let caller = self.caller(arbiter_token.as_deref());
+                match tournament::preview(&self.app, &id, caller).await {
+                    Ok(round) => self.send(&ServerMessage::PairingPreview {
+                        re,
+                        tournament: id,
+                        round: Box::new(round),
+                    }),
+                    Err(failure) => self.error(re, failure.code, failure.message),
+                }
+            }
             ClientMessage::Withdraw {
                 tournament: id,
                 player,

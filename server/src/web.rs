@@ -33,6 +33,7 @@ const ASSETS: &[Asset] = &[
     asset!("style.css", "text/css; charset=utf-8"),
     asset!("app.js", JS),
     asset!("board.js", JS),
+    asset!("desk.js", JS),
     asset!("fold.js", JS),
     asset!("i18n.js", JS),
     asset!("lobby.js", JS),

@@ -853,6 +853,16 @@ async fn a_watched_tournament_comes_to_its_watchers_at_every_change() {
     assert_eq!(started["current_round"], 1);
     assert_eq!(started["status"], "running");
 
+    // No preview while the round is being played, and none for a guest.
+    let preview = json!({"type": "preview_pairing", "tournament": id, "arbiter_token": arb});
+    org.refused(preview.clone(), "bad_request").await;
+    watcher
+        .refused(
+            json!({"type": "preview_pairing", "tournament": id}),
+            "forbidden",
+        )
+        .await;
+
     // A result that a room reports is pushed too: the watcher never asks again.
     let mut arbiter = Client::connect(&server, "arbiter", None).await;
     for b in boards(&started, 1) {
@@ -865,8 +875,22 @@ async fn a_watched_tournament_comes_to_its_watchers_at_every_change() {
             break;
         }
     }
-    org.request(json!({"type": "pair_next", "tournament": id}))
+    // The arbiter sees the next pairing before publishing it; publishing it changes nothing in
+    // it, and the preview itself published nothing.
+    let shown = org.request(preview).await;
+    assert_eq!(shown["type"], "pairing_preview", "{shown}");
+    assert_eq!(shown["round"], 2);
+    assert_eq!(
+        org.request(json!({"type": "get_tournament", "tournament": id}))
+            .await["current_round"],
+        1
+    );
+    assert!(!watcher.buffered().any(pushed), "a preview is not a change");
+    let paired = org
+        .request(json!({"type": "pair_next", "tournament": id}))
         .await;
+    assert_eq!(paired["pairings"][1]["boards"], shown["boards"]);
+    assert_eq!(paired["pairings"][1]["byes"], shown["byes"]);
     assert_eq!(watcher.find(pushed).await["current_round"], 2);
 
     // Unwatched: no more frames; watching what does not exist, or too much, is refused.

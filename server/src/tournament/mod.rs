@@ -15,7 +15,8 @@ use std::sync::Arc;
 
 use dashmap::DashMap;
 use hakem_protocol::tournament::{
-    ColourLot, CreateTournament, NewPlayer, PlayerToken, TournamentSummary, TournamentView,
+    ColourLot, CreateTournament, NewPlayer, PlayerToken, RoundView, TournamentSummary,
+    TournamentView,
 };
 use hakem_protocol::{AccountKind, ErrorCode, MatchStatus, Seat};
 use tokio::sync::{watch, Mutex};
@@ -433,6 +434,24 @@ pub async fn pair_next(app: &App, id: &str, caller: Caller<'_>) -> Result<Tourna
     let (round, view) = change(app, id, |t| caller.arbitrates(t), pair_off_the_runtime).await?;
     tracing::info!(tournament = %id, round, "round paired");
     Ok(view)
+}
+
+/// The next round as `pair_next` would pair it now, paired on a copy that is then dropped:
+/// the arbiter sees the pairing before publishing it. Pairing is deterministic, so `pair_next`
+/// publishes this pairing unless something changes in between.
+pub async fn preview(app: &App, id: &str, caller: Caller<'_>) -> Result<RoundView, Failure> {
+    if !caller.arbitrates(&*app.tournaments.get(id)?.lock().await) {
+        return Err(forbidden());
+    }
+    link::catch_up(app, id).await;
+    let mut trial = app.tournaments.get(id)?.lock().await.clone();
+    let round = pair_off_the_runtime(&mut trial)?;
+    trial
+        .view()
+        .pairings
+        .into_iter()
+        .find(|r| r.round == round)
+        .ok_or_else(|| Failure::new(ErrorCode::Internal, "the paired round is missing"))
 }
 
 pub async fn withdraw(
