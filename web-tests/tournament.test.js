@@ -328,7 +328,7 @@ test("a finished tournament: a withdrawn player is marked, the end is announced,
   await page.close();
 });
 
-test("the arbiter runs the event from the page: start, a late entry, the pairing shown before it is published, a withdrawal, every board live", { skip: bed.skip, timeout: 120000 }, async () => {
+test("the arbiter runs the event from the page: start, a late entry, a result entered, the pairing shown before it is published, a withdrawal, every board live", { skip: bed.skip, timeout: 120000 }, async () => {
   const t = await createTournament({ name: "Masa Kupası", players: PLAYERS.slice(0, 4), rounds: 3 });
   const page = await newPage(bed.browser);
   await page.goto(`${bed.server.url}/#/tournament/${t.id}?arbiter=${t.arbiter}`);
@@ -368,8 +368,16 @@ test("the arbiter runs the event from the page: start, a late entry, the pairing
   await organizer.request({ type: "warn", match: boards[0].match, seat: "p2", reason: "noise" });
   await page.waitForFunction((n) => document.querySelector(`#overview tr[data-board="${n}"]`)?.cells[3].textContent === "0–1", boards[0].board);
 
+  // Board 2 was played over the board: its result is entered from the desk and ends its match.
+  await page.fill("#desk-result-round", "1");
+  await page.fill("#desk-result-board", "2");
+  await page.selectOption("#desk-result", "1/2-1/2");
+  await page.click("#desk-set-result");
+  await waitForView(t.id, "the entered result", (v) => v.pairings[0].boards[1].result === "1/2-1/2");
+  await waitForText(page, `#round-1 tr[data-board="2"] .board-result`, "½–½");
   // Every result in: the pairing of round 2 is shown first, and published only on request.
-  await decideRound(t, ["p1", "draw"]);
+  await decide(boards[0].match, t.arbiter, "p1");
+  await waitForView(t.id, "round 1 complete", (v) => v.completed_rounds === 1);
   await waitForText(page, "#desk-status", "Every result is in");
   await page.click("#desk-preview-button");
   await page.waitForSelector("#preview-table tbody tr");

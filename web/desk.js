@@ -1,6 +1,7 @@
 // The arbiter's desk on a tournament page (`#/tournament/ID?arbiter=TOKEN`): the commands of
-// `hakem tournament` (start, the next pairing shown before it is published, withdrawals, late
-// entries, half-point byes, forfeits) and an overview of the current round, every board live.
+// `hakem tournament` (start, the next pairing shown before it is published, results entered or
+// corrected, withdrawals, late entries, half-point byes, forfeits) and an overview of the
+// current round, every board live.
 // It is built once and kept across the page's redraws, so that what the arbiter types stays.
 
 import { t } from "./i18n.js";
@@ -54,6 +55,13 @@ export class Desk {
     this.surname = el("input", { type: "text", id: "desk-surname", maxlength: "100" });
     this.given = el("input", { type: "text", id: "desk-given", maxlength: "100" });
     this.preview = el("div", { id: "desk-preview" });
+    this.resultRound = el("input", { type: "number", id: "desk-result-round", min: "1", step: "1" });
+    this.resultBoard = el("input", { type: "number", id: "desk-result-board", min: "1", step: "1" });
+    this.result = el(
+      "select",
+      { id: "desk-result" },
+      ["1-0", "0-1", "1/2-1/2", "+-", "-+", "--"].map((r) => el("option", { value: r, text: boardResult(r) })),
+    );
     this.entered = el("p", { class: "hint", id: "desk-entered", "aria-live": "polite" });
     this.status = el("p", { class: "hint", id: "desk-status" });
     this.overview = el("tbody", {});
@@ -68,6 +76,14 @@ export class Desk {
       this.startRow,
       this.nextRow,
       this.preview,
+      el("h3", { text: t("desk_result_heading") }),
+      el("p", { class: "hint", text: t("desk_result_hint") }),
+      el("div", { class: "row" }, [
+        field(this.resultRound, t("desk_bye_round")),
+        field(this.resultBoard, t("col_board")),
+        field(this.result, t("col_result")),
+        button("desk-set-result", t("desk_set_result"), () => this.setResult()),
+      ]),
       el("h3", { text: t("desk_players") }),
       el("div", { class: "row" }, [
         field(this.player, t("field_player")),
@@ -114,6 +130,7 @@ export class Desk {
     this.player.replaceChildren(...v.players.map((p) => el("option", { value: String(p.id), text: `${p.name} (${p.id})` })));
     if (chosen) this.player.value = chosen;
     if (!this.byeRound.value) this.byeRound.value = String(Math.min(v.rounds, v.current_round + 1));
+    if (!this.resultRound.value && v.current_round) this.resultRound.value = String(v.current_round);
     this.status.textContent =
       v.status === "registration" ? t("desk_status_registration") : v.status === "finished" ? t("desk_status_finished") : v.completed_rounds === v.current_round ? t("desk_status_pair", { n: v.current_round + 1 }) : t("desk_status_playing", { n: v.current_round });
     if (v.current_round !== this.round) this.follow(v);
@@ -233,6 +250,15 @@ export class Desk {
     if (paired) {
       this.preview.replaceChildren();
       announce(t("desk_done_paired", { n: paired.current_round }));
+    }
+  }
+
+  async setResult() {
+    const round = Number(this.resultRound.value);
+    const board = Number(this.resultBoard.value);
+    if (!round || !board) return;
+    if (await this.command({ type: "set_result", round, board, result: this.result.value })) {
+      announce(t("desk_done_result", { round, board, result: boardResult(this.result.value) }));
     }
   }
 

@@ -178,6 +178,19 @@ pub struct ForfeitArgs {
 }
 
 #[derive(Args, Debug)]
+pub struct ResultArgs {
+    #[command(flatten)]
+    pub target: TournamentArgs,
+    #[arg(long, value_name = "R")]
+    pub round: u32,
+    #[arg(long, value_name = "B")]
+    pub board: u32,
+    /// `1-0`, `0-1`, `1/2-1/2`, or a forfeit: `+-`, `-+`, `--`.
+    #[arg(long, value_name = "RESULT", allow_hyphen_values = true)]
+    pub result: String,
+}
+
+#[derive(Args, Debug)]
 pub struct ViewArgs {
     #[command(flatten)]
     pub server: Server,
@@ -194,6 +207,7 @@ pub enum Live {
     Withdraw(PlayerArgs),
     Bye(ByeArgs),
     Forfeit(ForfeitArgs),
+    Result(ResultArgs),
     Show(ViewArgs),
     Trf(ViewArgs),
     Standings { view: ViewArgs, json: bool },
@@ -273,6 +287,18 @@ pub async fn run(live: Live) -> ExitCode {
         )
         .await
         .map(|view| print_round(&view, view.current_round)),
+        Live::Result(r) => ask_view(
+            &r.target.auth,
+            ClientMessage::SetResult {
+                tournament: r.target.tournament.clone(),
+                round: r.round,
+                board: r.board,
+                result: r.result.clone(),
+                arbiter_token: Some(r.target.auth.token.clone()),
+            },
+        )
+        .await
+        .map(|view| print_round(&view, r.round)),
         Live::Withdraw(p) => {
             // Before the start the numbers move as players come and go: say whom it struck.
             let view = ViewArgs {

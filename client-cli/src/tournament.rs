@@ -72,6 +72,9 @@ pub enum TournamentCommand {
     Bye(organize::ByeArgs),
     /// A player did not show up: their match of the current round is lost by forfeit.
     Forfeit(organize::ForfeitArgs),
+    /// Enter the result of a board played over the board (its match ends with it), or correct
+    /// a result.
+    Result(organize::ResultArgs),
     /// Print every round's pairings and results.
     Show(organize::ViewArgs),
     /// Print the TRF(x) of the completed rounds.
@@ -106,6 +109,7 @@ pub async fn run(cmd: TournamentCommand) -> ExitCode {
         TournamentCommand::Withdraw(args) => organize::run(Live::Withdraw(args)).await,
         TournamentCommand::Bye(args) => organize::run(Live::Bye(args)).await,
         TournamentCommand::Forfeit(args) => organize::run(Live::Forfeit(args)).await,
+        TournamentCommand::Result(args) => organize::run(Live::Result(args)).await,
         TournamentCommand::Show(args) => organize::run(Live::Show(args)).await,
         TournamentCommand::Trf(args) => organize::run(Live::Trf(args)).await,
         TournamentCommand::Standings {

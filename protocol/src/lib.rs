@@ -393,6 +393,16 @@ pub enum ClientMessage {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         arbiter_token: Option<String>,
     },
+    /// The arbiter enters (a board played over the board) or corrects the result of board
+    /// `board` of round `round`: `1-0`, `0-1`, `1/2-1/2`, `+-`, `-+`, `--` (extension).
+    SetResult {
+        tournament: String,
+        round: u32,
+        board: u32,
+        result: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        arbiter_token: Option<String>,
+    },
     /// The pairing `pair_next` would publish now, without publishing it (extension).
     PreviewPairing {
         tournament: String,
@@ -484,6 +494,7 @@ impl ClientMessage {
         "start_tournament",
         "pair_next",
         "preview_pairing",
+        "set_result",
         "withdraw",
         "request_bye",
         "forfeit",
@@ -507,6 +518,7 @@ impl ClientMessage {
             | StartTournament { .. }
             | PairNext { .. }
             | PreviewPairing { .. }
+            | SetResult { .. }
             | Withdraw { .. }
             | RequestBye { .. }
             | Forfeit { .. }

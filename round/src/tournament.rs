@@ -137,7 +137,30 @@ pub enum BoardResult {
 }
 
 impl BoardResult {
-    fn text(self) -> &'static str {
+    pub const ALL: [BoardResult; 6] = [
+        BoardResult::P1,
+        BoardResult::P2,
+        BoardResult::Draw,
+        BoardResult::P1ByForfeit,
+        BoardResult::P2ByForfeit,
+        BoardResult::DoubleForfeit,
+    ];
+
+    /// From its text in the view: `1-0`, `0-1`, `1/2-1/2`, `+-`, `-+`, `--`.
+    pub fn parse(text: &str) -> Option<BoardResult> {
+        BoardResult::ALL.into_iter().find(|r| r.text() == text)
+    }
+
+    /// The winner a match ended by this result has (a draw for a double forfeit).
+    pub fn winner(self) -> Winner {
+        match self {
+            BoardResult::P1 | BoardResult::P1ByForfeit => Winner::P1,
+            BoardResult::P2 | BoardResult::P2ByForfeit => Winner::P2,
+            BoardResult::Draw | BoardResult::DoubleForfeit => Winner::Draw,
+        }
+    }
+
+    pub fn text(self) -> &'static str {
         match self {
             BoardResult::P1 => "1-0",
             BoardResult::P2 => "0-1",
@@ -513,6 +536,41 @@ impl Tournament {
         Ok(ForfeitOutcome { match_id, end_with })
     }
 
+    /// The arbiter enters the result of board `board` of round `round` (a board played over
+    /// the board, or one whose match cannot say it), or corrects one. Returns the board's match
+    /// and whether the result is new (its match is then to be ended with it); a correction
+    /// changes only the tournament's result, the match keeps its record. Rounds paired since
+    /// stay as they were paired.
+    pub fn set_result(
+        &mut self,
+        round: u32,
+        board: u32,
+        result: BoardResult,
+    ) -> Result<(String, bool), Refused> {
+        let current = self.current_round();
+        if round == 0 || round > current {
+            return invalid(format!(
+                "round {round} has not been paired (the current round is {current})"
+            ));
+        }
+        let Some(b) = (board as usize)
+            .checked_sub(1)
+            .and_then(|i| self.rounds[round as usize - 1].boards.get_mut(i))
+        else {
+            return invalid(format!("round {round} has no board {board}"));
+        };
+        if b.result == Some(result) {
+            return invalid(format!(
+                "board {board} of round {round} has this result already"
+            ));
+        }
+        let new = b.result.is_none();
+        b.result = Some(result);
+        let match_id = b.match_id.clone();
+        self.finish_if_done();
+        Ok((match_id, new))
+    }
+
     /// Takes back a forfeit whose match could not be ended (it began meanwhile).
     pub fn undo_forfeit(&mut self, match_id: &str) {
         let Some(board) = self.board_of_match(match_id) else {
@@ -812,6 +870,45 @@ mod tests {
             assert!(t.record(&id, &result));
             assert!(!t.record(&id, &result), "a result is recorded once");
         }
+    }
+
+    #[test]
+    fn the_arbiter_enters_and_corrects_results_and_the_standings_follow() {
+        let mut t = tournament(2, &SIX);
+        start(&mut t);
+        t.pair_next().unwrap();
+        let points_of = |t: &Tournament, id: u32| {
+            t.view()
+                .standings
+                .iter()
+                .find(|s| s.id == id)
+                .map(|s| s.points.halves)
+        };
+        // Refused: a round not paired, a board that does not exist.
+        assert!(t.set_result(2, 1, BoardResult::P1).is_err());
+        assert!(t.set_result(1, 4, BoardResult::P1).is_err());
+        assert!(t.set_result(0, 1, BoardResult::P1).is_err());
+        // Entered: the board had no result, so its match is to be ended.
+        let board = t.rounds[0].boards[0].clone();
+        let (match_id, new) = t.set_result(1, 1, BoardResult::P2).unwrap();
+        assert_eq!((match_id.as_str(), new), (board.match_id.as_str(), true));
+        assert_eq!(
+            t.set_result(1, 1, BoardResult::P2),
+            invalid("board 1 of round 1 has this result already")
+        );
+        // The match's own end arriving later does not overwrite the arbiter's result.
+        p1_wins_every_board(&mut t);
+        assert_eq!(t.completed_rounds(), 1);
+        assert_eq!(points_of(&t, board.p2), Some(2));
+        // Corrected: only the tournament's result changes, and the standings with it.
+        assert_eq!(
+            t.set_result(1, 1, BoardResult::Draw),
+            Ok((board.match_id.clone(), false))
+        );
+        assert_eq!(points_of(&t, board.p1), Some(1));
+        assert_eq!(points_of(&t, board.p2), Some(1));
+        assert_eq!(BoardResult::parse("1/2-1/2"), Some(BoardResult::Draw));
+        assert_eq!(BoardResult::parse("2-0"), None);
     }
 
     fn start(t: &mut Tournament) {

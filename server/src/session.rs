@@ -627,6 +627,18 @@ impl Session {
                 let view = tournament::pair_next(&self.app, &id, caller).await;
                 self.send_tournament(re, view);
             }
+            ClientMessage::SetResult {
+                tournament: id,
+                round,
+                board,
+                result,
+                arbiter_token,
+            } => {
+                let caller = self.caller(arbiter_token.as_deref());
+                let view =
+                    tournament::set_result(&self.app, &id, caller, round, board, &result).await;
+                self.send_tournament(re, view);
+            }
             ClientMessage::PreviewPairing {
                 tournament: id,
                 arbiter_token,

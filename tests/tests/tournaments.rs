@@ -934,3 +934,98 @@ async fn a_watched_tournament_comes_to_its_watchers_at_every_change() {
         }
     }
 }
+
+#[tokio::test]
+async fn the_arbiter_enters_a_result_played_over_the_board_and_corrects_another() {
+    let server = Server::start();
+    let mut org = organizer(&server).await;
+    let created = org
+        .request(json!({
+            "type": "create_tournament", "name": "Masa", "game": "pentago", "rounds": 2,
+            "players": players(&[("Aydın", "A"), ("Balcı", "B"), ("Cömert", "C"), ("Demir", "D")]),
+        }))
+        .await;
+    let id = created["tournament"].as_str().unwrap().to_string();
+    let arb = created["arbiter_token"].as_str().unwrap().to_string();
+    let started = org
+        .request(json!({"type": "start_tournament", "tournament": id}))
+        .await;
+    let round1 = boards(&started, 1);
+    let set = |round: u32, board: u32, result: &str| json!({"type": "set_result", "tournament": id, "round": round, "board": board, "result": result, "arbiter_token": arb});
+
+    // Refusals change nothing.
+    org.refused(set(1, 1, "2-0"), "bad_request").await;
+    org.refused(set(1, 9, "1-0"), "bad_request").await;
+    org.refused(set(2, 1, "1-0"), "bad_request").await;
+    let mut guest = Client::connect(&server, "guest", None).await;
+    guest
+        .refused(
+            json!({"type": "set_result", "tournament": id, "round": 1, "board": 1, "result": "1-0"}),
+            "forbidden",
+        )
+        .await;
+    assert!(view(&server, &id)["pairings"][0]["boards"][0]["result"].is_null());
+
+    // Board 1 was played over the board: the result entered ends its match with it.
+    let after = org.request(set(1, 1, "1-0")).await;
+    assert_eq!(
+        after["pairings"][0]["boards"][0]["result"], "1-0",
+        "{after}"
+    );
+    let m1 = round1[0]["match"].as_str().unwrap();
+    let state = server.match_state(m1);
+    assert_eq!(state["status"], "finished");
+    assert_eq!(state["round"]["winner"], "p1");
+    let (_, record) = server.get(&format!("/api/matches/{m1}/record"));
+    assert!(
+        record.contains("result 1-0 entered by the arbiter"),
+        "{record}"
+    );
+    org.refused(set(1, 1, "1-0"), "bad_request").await;
+
+    // Board 2 ends in its match; the arbiter corrects the result given there.
+    let mut arbiter = Client::connect(&server, "arbiter", None).await;
+    let m2 = round1[1]["match"].as_str().unwrap();
+    decide(&mut arbiter, m2, &arb, "draw").await;
+    let v = wait_for(
+        &server,
+        &id,
+        "round 1 complete",
+        Duration::from_secs(10),
+        |v| v["completed_rounds"] == 1,
+    );
+    assert_eq!(v["pairings"][0]["boards"][1]["result"], "1/2-1/2");
+    // From the terminal, as `hakem tournament result`.
+    let url = server.ws_url();
+    let (code, out, err) = hakem(&[
+        "tournament",
+        "result",
+        "--server",
+        &url,
+        "--token",
+        &arb,
+        "--tournament",
+        &id,
+        "--round",
+        "1",
+        "--board",
+        "2",
+        "--result",
+        "0-1",
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("0-1"), "{out}");
+    let corrected = view(&server, &id);
+    assert_eq!(corrected["pairings"][0]["boards"][1]["result"], "0-1");
+    let p2 = round1[1]["p2"].as_u64().unwrap();
+    let line = corrected["standings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == p2)
+        .unwrap()
+        .clone();
+    assert_eq!(line["points"], 1, "{line}");
+    // The match keeps what happened in it.
+    assert_eq!(server.match_state(m2)["round"]["winner"], "draw");
+}

@@ -65,13 +65,26 @@ pub(super) async fn end_by_forfeit(
     winner: Winner,
     before_play: bool,
 ) -> Result<(), String> {
+    let reason = match winner {
+        Winner::Draw => "double forfeit: neither player showed up",
+        _ => "forfeit: a player did not show up",
+    };
+    end_by_decree(app, match_id, winner, reason, before_play).await
+}
+
+/// Ends a board's match by the arbiter's decision, for `reason`; with `before_play`, only if
+/// no set has started.
+pub(super) async fn end_by_decree(
+    app: &App,
+    match_id: &str,
+    winner: Winner,
+    reason: &str,
+    before_play: bool,
+) -> Result<(), String> {
     let command = Command::Declare {
         scope: Scope::Round,
         winner,
-        reason: match winner {
-            Winner::Draw => "double forfeit: neither player showed up".into(),
-            _ => "forfeit: a player did not show up".into(),
-        },
+        reason: reason.to_string(),
     };
     match app.live(match_id) {
         Some(room) => room.decree(command, before_play).await,

@@ -454,6 +454,42 @@ pub async fn preview(app: &App, id: &str, caller: Caller<'_>) -> Result<RoundVie
         .ok_or_else(|| Failure::new(ErrorCode::Internal, "the paired round is missing"))
 }
 
+/// The arbiter enters a board's result (a board played over the board) or corrects one. A
+/// result entered for a board still being played ends its match with that result; a
+/// correction changes the tournament's result only.
+pub async fn set_result(
+    app: &App,
+    id: &str,
+    caller: Caller<'_>,
+    round: u32,
+    board: u32,
+    result: &str,
+) -> Result<TournamentView, Failure> {
+    let result = BoardResult::parse(result).ok_or_else(|| {
+        Failure::new(
+            ErrorCode::BadRequest,
+            format!("{result:?} is not a result: 1-0, 0-1, 1/2-1/2, +-, -+ or --"),
+        )
+    })?;
+    let handle = app.tournaments.get(id)?;
+    let mut t = handle.lock().await;
+    if !caller.arbitrates(&t) {
+        return Err(forbidden());
+    }
+    let (match_id, new) = apply(app, &mut t, |t| t.set_result(round, board, result)).await?;
+    drop(t);
+    tracing::info!(tournament = %id, round, board, result = result.text(), new, "result set by the arbiter");
+    if new {
+        let reason = format!("result {} entered by the arbiter", result.text());
+        if let Err(e) = link::end_by_decree(app, &match_id, result.winner(), &reason, false).await {
+            // Ended meanwhile (its own result stays in its record), or never opened.
+            tracing::info!(%match_id, error = %e, "match not ended by the entered result");
+        }
+    }
+    link::after_result(app, id).await;
+    app.tournaments.view(id).await
+}
+
 pub async fn withdraw(
     app: &App,
     id: &str,
