@@ -347,6 +347,15 @@ test("the arbiter runs the event from the page: start, a late entry, a result en
   await waitForText(page, "#desk-entered", "Their token");
   assert.equal((await apiView(t.id)).players.length, 5);
 
+  // An assistant arbiter for board 2: named on the desk, the token shown once, and it opens
+  // board 2's match as its arbiter.
+  await page.fill("#desk-assistant-name", "Ece Yardımcı");
+  await page.fill("#desk-assistant-boards", "2");
+  await page.click("#desk-add-assistant");
+  await waitForText(page, "#desk-assistant-token", "Their token");
+  const assistantToken = /Their token \(shown once, give it to them\): ([0-9a-f]+)\./.exec(await text(page, "#desk-assistant-token"))[1];
+  await waitForText(page, "#desk-assistants", "Ece Yardımcı: boards 2");
+
   await page.selectOption("#desk-lot", "p1");
   await page.click("#desk-start-button");
   await page.waitForSelector("#round-1");
@@ -363,6 +372,15 @@ test("the arbiter runs the event from the page: start, a late entry, a result en
     assert.equal(cells[4], "0");
     assert.equal(await page.getAttribute(`#desk-go-${b.board}`, "href"), `#/match/${b.match}?arbiter=${t.arbiter}`);
   }
+  const assistant = await newPage(bed.browser);
+  await assistant.goto(`${bed.server.url}/#/match/${boards[1].match}?arbiter=${assistantToken}`);
+  await assistant.waitForSelector("#arb-heading");
+  await assistant.waitForFunction(() => document.querySelector("#seat-p1 .seat-name")?.textContent.trim().length > 0);
+  assert.equal(await assistant.$$eval(".fatal:not([hidden])", (nodes) => nodes.length), 0, "the assistant's token opens board 2");
+  // Board 1 is not theirs.
+  await assistant.goto(`${bed.server.url}/#/match/${boards[0].match}?arbiter=${assistantToken}`);
+  await assistant.waitForSelector(".fatal:not([hidden])");
+  await assistant.close();
   // What happens on a board shows in its row at once: a warning to p2 on board 1.
   await organizer.request({ type: "join", match: boards[0].match, arbiter_token: t.arbiter });
   await organizer.request({ type: "warn", match: boards[0].match, seat: "p2", reason: "noise" });

@@ -63,6 +63,10 @@ export class Desk {
       ["1-0", "0-1", "1/2-1/2", "+-", "-+", "--"].map((r) => el("option", { value: r, text: boardResult(r) })),
     );
     this.entered = el("p", { class: "hint", id: "desk-entered", "aria-live": "polite" });
+    this.assistantName = el("input", { type: "text", id: "desk-assistant-name", maxlength: "100" });
+    this.assistantBoards = el("input", { type: "text", id: "desk-assistant-boards", maxlength: "200", placeholder: "1-5, 8" });
+    this.assistants = el("ul", { id: "desk-assistants" });
+    this.assistantToken = el("p", { class: "hint", id: "desk-assistant-token", "aria-live": "polite" });
     this.status = el("p", { class: "hint", id: "desk-status" });
     this.overview = el("tbody", {});
     this.startRow = el("div", { class: "row", id: "desk-start" }, [
@@ -100,6 +104,14 @@ export class Desk {
         button("desk-add", t("desk_add"), () => this.addPlayer()),
       ]),
       this.entered,
+      el("h3", { text: t("desk_assistants") }),
+      this.assistants,
+      el("div", { class: "row" }, [
+        field(this.assistantName, t("desk_assistant_name")),
+        field(this.assistantBoards, t("desk_assistant_boards")),
+        button("desk-add-assistant", t("desk_add_assistant"), () => this.addAssistant()),
+      ]),
+      this.assistantToken,
       el("h3", { id: "overview-heading", text: t("desk_overview") }),
       el("div", { class: "table-wrap", role: "region", tabindex: "0", "aria-labelledby": "overview-heading" }, [
         el("table", { class: "data-table overview", id: "overview" }, [
@@ -133,6 +145,7 @@ export class Desk {
     if (!this.resultRound.value && v.current_round) this.resultRound.value = String(v.current_round);
     this.status.textContent =
       v.status === "registration" ? t("desk_status_registration") : v.status === "finished" ? t("desk_status_finished") : v.completed_rounds === v.current_round ? t("desk_status_pair", { n: v.current_round + 1 }) : t("desk_status_playing", { n: v.current_round });
+    this.assistants.replaceChildren(...(v.assistants || []).map((a) => el("li", { text: t("desk_assistant_line", { name: a.name, boards: a.boards.join(", ") }) })));
     if (v.current_round !== this.round) this.follow(v);
     this.paintOverview();
   }
@@ -250,6 +263,35 @@ export class Desk {
     if (paired) {
       this.preview.replaceChildren();
       announce(t("desk_done_paired", { n: paired.current_round }));
+    }
+  }
+
+  /** `1-5, 8` as board numbers; null when it is not such a list. */
+  static boards(text) {
+    const boards = [];
+    for (const part of text.split(",").map((p) => p.trim()).filter(Boolean)) {
+      const m = /^(\d+)\s*(?:-\s*(\d+))?$/.exec(part);
+      if (!m) return null;
+      const from = Number(m[1]);
+      const to = m[2] ? Number(m[2]) : from;
+      if (to < from || to - from > 1000) return null;
+      for (let b = from; b <= to; b++) boards.push(b);
+    }
+    return boards.length ? boards : null;
+  }
+
+  async addAssistant() {
+    const name = this.assistantName.value.trim();
+    const boards = Desk.boards(this.assistantBoards.value);
+    if (!name || !boards) {
+      showAlert(t("desk_assistant_invalid"));
+      return;
+    }
+    const added = await this.command({ type: "add_assistant", name, boards });
+    if (added) {
+      this.assistantName.value = "";
+      this.assistantBoards.value = "";
+      this.assistantToken.textContent = t("desk_assistant_token", { name: added.name, boards: added.boards.join(", "), token: added.token });
     }
   }
 

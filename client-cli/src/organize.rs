@@ -191,6 +191,48 @@ pub struct ResultArgs {
 }
 
 #[derive(Args, Debug)]
+pub struct AssistantArgs {
+    #[command(flatten)]
+    pub target: TournamentArgs,
+    /// The assistant arbiter's name.
+    #[arg(long)]
+    pub name: String,
+    /// Board numbers, in every round: `1-5,8`.
+    #[arg(long, value_name = "LIST", value_parser = parse_boards)]
+    pub boards: Boards,
+}
+
+/// Board numbers given as one list (clap would read a `Vec` as repeated values).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Boards(pub Vec<u32>);
+
+/// `1-5,8` as board numbers.
+fn parse_boards(text: &str) -> Result<Boards, String> {
+    let mut boards = Vec::new();
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let number = |s: &str| {
+            s.trim()
+                .parse::<u32>()
+                .map_err(|_| format!("{s:?} is not a board number"))
+        };
+        match part.split_once('-') {
+            Some((from, to)) => {
+                let (from, to) = (number(from)?, number(to)?);
+                if from > to || to - from > 1000 {
+                    return Err(format!("{part:?} is not a range of boards"));
+                }
+                boards.extend(from..=to);
+            }
+            None => boards.push(number(part)?),
+        }
+    }
+    if boards.is_empty() {
+        return Err("no boards: say which, such as 1-5,8".into());
+    }
+    Ok(Boards(boards))
+}
+
+#[derive(Args, Debug)]
 pub struct ViewArgs {
     #[command(flatten)]
     pub server: Server,
@@ -208,6 +250,7 @@ pub enum Live {
     Bye(ByeArgs),
     Forfeit(ForfeitArgs),
     Result(ResultArgs),
+    Assistant(AssistantArgs),
     Show(ViewArgs),
     Trf(ViewArgs),
     Standings { view: ViewArgs, json: bool },
@@ -299,6 +342,33 @@ pub async fn run(live: Live) -> ExitCode {
         )
         .await
         .map(|view| print_round(&view, r.round)),
+        Live::Assistant(a) => {
+            let message = ClientMessage::AddAssistant {
+                tournament: a.target.tournament.clone(),
+                name: a.name.clone(),
+                boards: a.boards.0.clone(),
+                arbiter_token: Some(a.target.auth.token.clone()),
+            };
+            let auth = &a.target.auth;
+            match ask(&auth.server.server, Some(&auth.token), message).await {
+                Ok(ServerMessage::AssistantAdded {
+                    name,
+                    boards,
+                    token,
+                    ..
+                }) => {
+                    let list: Vec<String> = boards.iter().map(u32::to_string).collect();
+                    println_or_quit!("assistant arbiter {name}, boards {}", list.join(" "));
+                    println_or_quit!("  token  {token}   (shown once: give it to {name})");
+                    println_or_quit!(
+                        "  they run a board with: hakem arbiter --match MATCH --token {token}"
+                    );
+                    Ok(())
+                }
+                Ok(other) => Err(format!("unexpected reply from the server: {other:?}")),
+                Err(e) => Err(e),
+            }
+        }
         Live::Withdraw(p) => {
             // Before the start the numbers move as players come and go: say whom it struck.
             let view = ViewArgs {
@@ -907,6 +977,16 @@ mod tests {
         assert!(read_players("Kaya,Bora\n\"Öz,Can\n")
             .unwrap_err()
             .starts_with("line 2"));
+    }
+
+    #[test]
+    fn board_lists_read_ranges_and_numbers() {
+        assert_eq!(parse_boards("1-3, 8"), Ok(Boards(vec![1, 2, 3, 8])));
+        assert_eq!(parse_boards("4"), Ok(Boards(vec![4])));
+        assert!(parse_boards("").is_err());
+        assert!(parse_boards("3-1").is_err());
+        assert!(parse_boards("1-999999").is_err());
+        assert!(parse_boards("a").is_err());
     }
 
     #[test]

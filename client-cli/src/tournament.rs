@@ -75,6 +75,8 @@ pub enum TournamentCommand {
     /// Enter the result of a board played over the board (its match ends with it), or correct
     /// a result.
     Result(organize::ResultArgs),
+    /// Name an assistant arbiter for some boards (in every round); prints their token once.
+    Assistant(organize::AssistantArgs),
     /// Print every round's pairings and results.
     Show(organize::ViewArgs),
     /// Print the TRF(x) of the completed rounds.
@@ -110,6 +112,7 @@ pub async fn run(cmd: TournamentCommand) -> ExitCode {
         TournamentCommand::Bye(args) => organize::run(Live::Bye(args)).await,
         TournamentCommand::Forfeit(args) => organize::run(Live::Forfeit(args)).await,
         TournamentCommand::Result(args) => organize::run(Live::Result(args)).await,
+        TournamentCommand::Assistant(args) => organize::run(Live::Assistant(args)).await,
         TournamentCommand::Show(args) => organize::run(Live::Show(args)).await,
         TournamentCommand::Trf(args) => organize::run(Live::Trf(args)).await,
         TournamentCommand::Standings {

@@ -403,6 +403,15 @@ pub enum ClientMessage {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         arbiter_token: Option<String>,
     },
+    /// The chief arbiter names an assistant arbiter for these board numbers (in every round);
+    /// the answer carries the assistant's token, shown once (extension).
+    AddAssistant {
+        tournament: String,
+        name: String,
+        boards: Vec<u32>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        arbiter_token: Option<String>,
+    },
     /// The pairing `pair_next` would publish now, without publishing it (extension).
     PreviewPairing {
         tournament: String,
@@ -495,6 +504,7 @@ impl ClientMessage {
         "pair_next",
         "preview_pairing",
         "set_result",
+        "add_assistant",
         "withdraw",
         "request_bye",
         "forfeit",
@@ -519,6 +529,7 @@ impl ClientMessage {
             | PairNext { .. }
             | PreviewPairing { .. }
             | SetResult { .. }
+            | AddAssistant { .. }
             | Withdraw { .. }
             | RequestBye { .. }
             | Forfeit { .. }
@@ -778,6 +789,15 @@ pub enum ServerMessage {
         #[serde(flatten)]
         view: Box<TournamentView>,
     },
+    /// The answer to `add_assistant`: the assistant's token, shown only here.
+    AssistantAdded {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        re: Option<RequestId>,
+        tournament: String,
+        name: String,
+        boards: Vec<u32>,
+        token: String,
+    },
     /// The answer to `preview_pairing`: the next round as `pair_next` would pair it now.
     PairingPreview {
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -809,6 +829,7 @@ impl ServerMessage {
             | PlayersAdded { re, .. }
             | Tournament { re, .. }
             | PairingPreview { re, .. }
+            | AssistantAdded { re, .. }
             | Trf { re, .. } => re.as_ref(),
             Error(error) => error.re.as_ref(),
             Welcome { .. } | YourMatch { .. } | State(_) | Event(_) | Events { .. } => None,

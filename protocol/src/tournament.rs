@@ -161,6 +161,17 @@ pub struct TournamentView {
     /// Best first, after the completed rounds.
     pub standings: Vec<StandingView>,
     pub pairings: Vec<RoundView>,
+    /// Assistant arbiters and the boards each looks after (extension; their tokens are never
+    /// shown).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub assistants: Vec<AssistantView>,
+}
+
+/// An assistant arbiter: the power of a match arbiter on these board numbers, in every round.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AssistantView {
+    pub name: String,
+    pub boards: Vec<u32>,
 }
 
 /// One line of the tournament list (`/api/tournaments`).

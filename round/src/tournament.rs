@@ -12,9 +12,9 @@ use hakem_pairing::{
     ResultCode, RoundEntry, Rules, Tiebreak,
 };
 use hakem_protocol::tournament::{
-    BoardView, ByeKind, ByeView, ColourLot, CreateTournament, PairingRules, PlayerView, RoundView,
-    StandingView, TiebreakEdition, TournamentSettings as Settings, TournamentStatus,
-    TournamentView,
+    AssistantView, BoardView, ByeKind, ByeView, ColourLot, CreateTournament, PairingRules,
+    PlayerView, RoundView, StandingView, TiebreakEdition, TournamentSettings as Settings,
+    TournamentStatus, TournamentView,
 };
 use hakem_protocol::{PerSeat, Points, RoundResult, Seat, Winner};
 use serde::{Deserialize, Serialize};
@@ -238,7 +238,24 @@ pub struct Tournament {
     pub rounds: Vec<RoundState>,
     /// Accounts made for this tournament so far, for their names.
     pub accounts_made: u32,
+    /// Assistant arbiters (none in a tournament stored before there were any).
+    #[serde(default)]
+    pub assistants: Vec<Assistant>,
 }
+
+/// An assistant arbiter: a match arbiter's power on these board numbers, in every round.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Assistant {
+    pub name: String,
+    /// Board numbers, ascending, no repeats.
+    pub boards: Vec<u32>,
+    pub token: String,
+}
+
+/// Assistant arbiters one tournament may have.
+pub const MAX_ASSISTANTS: usize = 64;
+/// The highest board number an assistant can be given (a round of 2,000 players).
+pub const MAX_BOARD: u32 = 1000;
 
 /// Why a change was refused; nothing changed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -272,6 +289,7 @@ impl Tournament {
             players: Vec::new(),
             rounds: Vec::new(),
             accounts_made: 0,
+            assistants: Vec::new(),
         }
     }
 
@@ -571,6 +589,48 @@ impl Tournament {
         Ok((match_id, new))
     }
 
+    /// Names an assistant arbiter for `boards` (board numbers, in every round).
+    pub fn add_assistant(
+        &mut self,
+        name: &str,
+        boards: &[u32],
+        token: String,
+    ) -> Result<&Assistant, Refused> {
+        let name = name.trim();
+        if name.is_empty() || name.chars().count() > 100 {
+            return invalid("an assistant's name is 1 to 100 characters");
+        }
+        if self.assistants.len() >= MAX_ASSISTANTS {
+            return invalid(format!(
+                "a tournament has at most {MAX_ASSISTANTS} assistant arbiters"
+            ));
+        }
+        if boards.is_empty() || boards.iter().any(|&b| b == 0 || b > MAX_BOARD) {
+            return invalid(format!(
+                "boards are board numbers from 1 to {MAX_BOARD}, at least one"
+            ));
+        }
+        let mut boards = boards.to_vec();
+        boards.sort_unstable();
+        boards.dedup();
+        self.assistants.push(Assistant {
+            name: name.to_string(),
+            boards,
+            token,
+        });
+        Ok(self.assistants.last().expect("just pushed"))
+    }
+
+    /// The board number of a match of this tournament.
+    pub fn board_number(&self, match_id: &str) -> Option<u32> {
+        self.rounds.iter().find_map(|r| {
+            r.boards
+                .iter()
+                .position(|b| b.match_id == match_id)
+                .map(|i| i as u32 + 1)
+        })
+    }
+
     /// Takes back a forfeit whose match could not be ended (it began meanwhile).
     pub fn undo_forfeit(&mut self, match_id: &str) {
         let Some(board) = self.board_of_match(match_id) else {
@@ -804,6 +864,14 @@ impl Tournament {
                             },
                         })
                         .collect(),
+                })
+                .collect(),
+            assistants: self
+                .assistants
+                .iter()
+                .map(|a| AssistantView {
+                    name: a.name.clone(),
+                    boards: a.boards.clone(),
                 })
                 .collect(),
         }

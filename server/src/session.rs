@@ -639,6 +639,24 @@ impl Session {
                     tournament::set_result(&self.app, &id, caller, round, board, &result).await;
                 self.send_tournament(re, view);
             }
+            ClientMessage::AddAssistant {
+                tournament: id,
+                name,
+                boards,
+                arbiter_token,
+            } => {
+                let caller = self.caller(arbiter_token.as_deref());
+                match tournament::add_assistant(&self.app, &id, caller, &name, &boards).await {
+                    Ok(added) => self.send(&ServerMessage::AssistantAdded {
+                        re,
+                        tournament: id,
+                        name: added.name,
+                        boards: added.boards,
+                        token: added.token,
+                    }),
+                    Err(failure) => self.error(re, failure.code, failure.message),
+                }
+            }
             ClientMessage::PreviewPairing {
                 tournament: id,
                 arbiter_token,
@@ -946,7 +964,18 @@ impl Session {
 
     /// Joins or watches a match: its room answers; a match only in the store is answered from
     /// there (nothing will happen in it, so no room is started to look at it).
-    async fn enter(&mut self, re: Option<RequestId>, match_id: String, entry: Entry) {
+    async fn enter(&mut self, re: Option<RequestId>, match_id: String, mut entry: Entry) {
+        // An assistant arbiter's token opens the boards they look after as their arbiter.
+        if let Credential::Arbiter(token) = &entry.credential {
+            if let Some(real) = self
+                .app
+                .tournaments
+                .assistant_credential(&match_id, token)
+                .await
+            {
+                entry.credential = Credential::Arbiter(real);
+            }
+        }
         // A room may retire between being found and being asked: then the store has it.
         for _ in 0..2 {
             let Some(found) = self.app.find(&match_id).await else {

@@ -1029,3 +1029,131 @@ async fn the_arbiter_enters_a_result_played_over_the_board_and_corrects_another(
     // The match keeps what happened in it.
     assert_eq!(server.match_state(m2)["round"]["winner"], "draw");
 }
+
+#[tokio::test]
+async fn an_assistant_arbiter_arbitrates_their_boards_only_in_every_round_and_after_a_restart() {
+    let mut server = Server::start();
+    let mut org = organizer(&server).await;
+    let created = org
+        .request(json!({
+            "type": "create_tournament", "name": "Yardım", "game": "pentago", "rounds": 2,
+            "players": players(&[("Aydın", "A"), ("Balcı", "B"), ("Cömert", "C"), ("Demir", "D")]),
+        }))
+        .await;
+    let id = created["tournament"].as_str().unwrap().to_string();
+    let arb = created["arbiter_token"].as_str().unwrap().to_string();
+    let add = |name: &str, boards: Value| json!({"type": "add_assistant", "tournament": id, "name": name, "boards": boards, "arbiter_token": arb});
+    org.refused(add("", json!([2])), "bad_request").await;
+    org.refused(add("Ece Hakem", json!([])), "bad_request")
+        .await;
+    org.refused(add("Ece Hakem", json!([0])), "bad_request")
+        .await;
+    org.refused(add("Ece Hakem", json!([-1])), "bad_request")
+        .await;
+    let mut guest = Client::connect(&server, "guest", None).await;
+    guest
+        .refused(
+            json!({"type": "add_assistant", "tournament": id, "name": "X", "boards": [1]}),
+            "forbidden",
+        )
+        .await;
+    let added = org.request(add("Ece Hakem", json!([2, 2]))).await;
+    assert_eq!(added["type"], "assistant_added", "{added}");
+    assert_eq!(added["boards"], json!([2]));
+    let token = added["token"].as_str().unwrap().to_string();
+    // The view names the assistant and the boards, never the token.
+    let v = view(&server, &id);
+    assert_eq!(
+        v["assistants"],
+        json!([{"name": "Ece Hakem", "boards": [2]}])
+    );
+    assert!(!v.to_string().contains(&token));
+    // From the terminal, with a list of boards.
+    let url = server.ws_url();
+    let (code, out, err) = hakem(&[
+        "tournament",
+        "assistant",
+        "--server",
+        &url,
+        "--token",
+        &arb,
+        "--tournament",
+        &id,
+        "--name",
+        "Can Yardımcı",
+        "--boards",
+        "1-2",
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("assistant arbiter Can Yardımcı, boards 1 2"),
+        "{out}"
+    );
+    assert_eq!(view(&server, &id)["assistants"][1]["boards"], json!([1, 2]));
+    let (code, _, err) = hakem(&[
+        "tournament",
+        "assistant",
+        "--server",
+        &url,
+        "--token",
+        &arb,
+        "--tournament",
+        &id,
+        "--name",
+        "X",
+        "--boards",
+        "5-2",
+    ]);
+    assert_ne!(code, 0);
+    assert!(err.contains("not a range"), "{err}");
+
+    let started = org
+        .request(json!({"type": "start_tournament", "tournament": id}))
+        .await;
+    let round1 = boards(&started, 1);
+    server.restart();
+    let mut assistant = Client::connect(&server, "assistant", None).await;
+    let m1 = round1[0]["match"].as_str().unwrap();
+    let m2 = round1[1]["match"].as_str().unwrap();
+    assistant
+        .refused(
+            json!({"type": "join", "match": m1, "arbiter_token": token}),
+            "unauthorized",
+        )
+        .await;
+    assistant
+        .accepted(json!({"type": "join", "match": m2, "arbiter_token": token}))
+        .await;
+    let state = assistant.find(|v| v["type"] == "state").await;
+    assert_eq!(state["you"], "arbiter");
+    assistant
+        .accepted(json!({"type": "warn", "match": m2, "seat": "p1", "reason": "noise"}))
+        .await;
+    // Tournament commands stay the chief arbiter's.
+    assistant
+        .refused(
+            json!({"type": "pair_next", "tournament": id, "arbiter_token": token}),
+            "forbidden",
+        )
+        .await;
+
+    // Board 2 of the next round is theirs too.
+    let mut org = organizer(&server).await;
+    let mut arbiter = Client::connect(&server, "arbiter", None).await;
+    decide(&mut arbiter, m1, &arb, "p1").await;
+    decide(&mut assistant, m2, &token, "draw").await;
+    wait_for(
+        &server,
+        &id,
+        "round 1 complete",
+        Duration::from_secs(10),
+        |v| v["completed_rounds"] == 1,
+    );
+    let paired = org
+        .request(json!({"type": "pair_next", "tournament": id}))
+        .await;
+    let next = boards(&paired, 2)[1]["match"].as_str().unwrap().to_string();
+    assistant
+        .accepted(json!({"type": "join", "match": next, "arbiter_token": token}))
+        .await;
+}

@@ -14,7 +14,7 @@ use super::{apply, Board, Tournament};
 use crate::{App, TournamentBoard};
 
 /// The tournament of a match: tournament ids have no `-`, so it is what comes before `-r`.
-fn tournament_of(match_id: &str) -> Option<&str> {
+pub(super) fn tournament_of(match_id: &str) -> Option<&str> {
     match_id.split_once("-r").map(|(id, _)| id)
 }
 

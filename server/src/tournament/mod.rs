@@ -147,6 +147,22 @@ impl Tournaments {
         }
     }
 
+    /// The arbiter token of the match's tournament, when `token` is that of an assistant
+    /// arbiter who looks after the match's board: the assistant then joins as its arbiter.
+    pub async fn assistant_credential(&self, match_id: &str, token: &str) -> Option<String> {
+        let entry = self
+            .by_id
+            .get(link::tournament_of(match_id)?)?
+            .value()
+            .clone();
+        let t = entry.lock().await;
+        let board = t.board_number(match_id)?;
+        t.assistants
+            .iter()
+            .any(|a| a.boards.contains(&board) && same_token(&a.token, token))
+            .then(|| t.arbiter_token.clone())
+    }
+
     fn get(&self, id: &str) -> Result<Arc<Entry>, Failure> {
         self.by_id
             .get(id)
@@ -434,6 +450,39 @@ pub async fn pair_next(app: &App, id: &str, caller: Caller<'_>) -> Result<Tourna
     let (round, view) = change(app, id, |t| caller.arbitrates(t), pair_off_the_runtime).await?;
     tracing::info!(tournament = %id, round, "round paired");
     Ok(view)
+}
+
+/// What `add_assistant` answers: the assistant as named, with the token shown only now.
+pub struct AssistantAdded {
+    pub name: String,
+    pub boards: Vec<u32>,
+    pub token: String,
+}
+
+/// The chief arbiter names an assistant arbiter for some board numbers, in every round.
+pub async fn add_assistant(
+    app: &App,
+    id: &str,
+    caller: Caller<'_>,
+    name: &str,
+    boards: &[u32],
+) -> Result<AssistantAdded, Failure> {
+    let (added, _) = change(
+        app,
+        id,
+        |t| caller.arbitrates(t),
+        |t| {
+            let a = t.add_assistant(name, boards, new_token())?;
+            Ok(AssistantAdded {
+                name: a.name.clone(),
+                boards: a.boards.clone(),
+                token: a.token.clone(),
+            })
+        },
+    )
+    .await?;
+    tracing::info!(tournament = %id, boards = ?added.boards, "assistant arbiter named");
+    Ok(added)
 }
 
 /// The next round as `pair_next` would pair it now, paired on a copy that is then dropped:
