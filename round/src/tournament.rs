@@ -241,6 +241,54 @@ pub struct Tournament {
     /// Assistant arbiters (none in a tournament stored before there were any).
     #[serde(default)]
     pub assistants: Vec<Assistant>,
+    /// How many stored changes this state includes (0 for a state stored whole before
+    /// tournaments had changes).
+    #[serde(default)]
+    pub changes_applied: u64,
+    /// Changes made since the last [`Tournament::take_changes`], to be stored.
+    #[serde(skip)]
+    changes: Vec<Change>,
+}
+
+/// One change of a tournament as it is stored: what a command decided. Replaying the changes
+/// in order on the tournament as it was created gives it back, without asking the pairing
+/// engine again (a pairing is stored as its round, whatever a later engine would pair).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "change", rename_all = "snake_case")]
+pub enum Change {
+    PlayerAdded {
+        surname: String,
+        given: String,
+        account: String,
+    },
+    /// The counter behind the names of the accounts made for players.
+    AccountsMade {
+        count: u32,
+    },
+    Started {
+        colour_lot: ColourLot,
+    },
+    Paired {
+        round: RoundState,
+    },
+    Result {
+        match_id: String,
+        result: BoardResult,
+    },
+    /// A forfeit taken back: its match began after all.
+    ResultTakenBack {
+        match_id: String,
+    },
+    Withdrawn {
+        player: u32,
+    },
+    HalfBye {
+        player: u32,
+        round: u32,
+    },
+    AssistantAdded {
+        assistant: Assistant,
+    },
 }
 
 /// An assistant arbiter: a match arbiter's power on these board numbers, in every round.
@@ -290,13 +338,61 @@ impl Tournament {
             rounds: Vec::new(),
             accounts_made: 0,
             assistants: Vec::new(),
+            changes_applied: 0,
+            changes: Vec::new(),
         }
     }
 
     /// The name of the next account made for a player of this tournament.
     pub fn next_account_name(&mut self) -> String {
         self.accounts_made += 1;
+        self.changes.push(Change::AccountsMade {
+            count: self.accounts_made,
+        });
         format!("{}-{}", self.id, self.accounts_made)
+    }
+
+    /// The changes made since the last call, in order, to be stored; counted as applied.
+    pub fn take_changes(&mut self) -> Vec<Change> {
+        let changes = std::mem::take(&mut self.changes);
+        self.changes_applied += changes.len() as u64;
+        changes
+    }
+
+    /// Applies a stored change (restoring the tournament); one that no longer fits is refused
+    /// and changes nothing.
+    pub fn replay(&mut self, change: &Change) -> Result<(), Refused> {
+        let mut next = self.clone();
+        match change {
+            Change::PlayerAdded {
+                surname,
+                given,
+                account,
+            } => {
+                next.add_player(surname, given, account.clone())?;
+            }
+            Change::AccountsMade { count } => next.accounts_made = *count,
+            Change::Started { colour_lot } => next.start(*colour_lot)?,
+            Change::Paired { round } => {
+                next.rounds.push(round.clone());
+                next.finish_if_done();
+            }
+            Change::Result { match_id, result } => {
+                let Some(board) = next.board_of_match(match_id) else {
+                    return invalid(format!("no board with match {match_id}"));
+                };
+                board.result = Some(*result);
+                next.finish_if_done();
+            }
+            Change::ResultTakenBack { match_id } => next.undo_forfeit(match_id),
+            Change::Withdrawn { player } => next.withdraw(*player)?,
+            Change::HalfBye { player, round } => next.request_bye(*player, *round)?,
+            Change::AssistantAdded { assistant } => next.assistants.push(assistant.clone()),
+        }
+        next.changes.clear();
+        next.changes_applied = self.changes_applied + 1;
+        *self = next;
+        Ok(())
     }
 
     /// The round being played or last played (1-based), 0 before round 1.
@@ -356,6 +452,11 @@ impl Tournament {
             half_byes: Vec::new(),
         };
         self.players.push(entrant);
+        self.changes.push(Change::PlayerAdded {
+            surname: surname.to_string(),
+            given: given.to_string(),
+            account: account.clone(),
+        });
         let id = self.players.len() as u32;
         if self.status == TournamentStatus::Registration {
             self.rank_players();
@@ -392,6 +493,7 @@ impl Tournament {
         }
         self.colour_lot = Some(lot);
         self.status = TournamentStatus::Running;
+        self.changes.push(Change::Started { colour_lot: lot });
         Ok(())
     }
 
@@ -450,6 +552,9 @@ impl Tournament {
                 kind: ByeKind::Pairing,
             });
         }
+        self.changes.push(Change::Paired {
+            round: next.clone(),
+        });
         self.rounds.push(next);
         self.finish_if_done();
         Ok(round)
@@ -487,10 +592,15 @@ impl Tournament {
         if board.result.is_some() {
             return false;
         }
-        board.result = Some(match result.winner {
+        let result = match result.winner {
             Winner::P1 => BoardResult::P1,
             Winner::P2 => BoardResult::P2,
             Winner::Draw => BoardResult::Draw,
+        };
+        board.result = Some(result);
+        self.changes.push(Change::Result {
+            match_id: match_id.to_string(),
+            result,
         });
         self.finish_if_done();
         true
@@ -550,6 +660,10 @@ impl Tournament {
         if let Some(board) = self.board_of_match(&match_id) {
             board.result = Some(result);
         }
+        self.changes.push(Change::Result {
+            match_id: match_id.clone(),
+            result,
+        });
         self.finish_if_done();
         Ok(ForfeitOutcome { match_id, end_with })
     }
@@ -585,6 +699,10 @@ impl Tournament {
         let new = b.result.is_none();
         b.result = Some(result);
         let match_id = b.match_id.clone();
+        self.changes.push(Change::Result {
+            match_id: match_id.clone(),
+            result,
+        });
         self.finish_if_done();
         Ok((match_id, new))
     }
@@ -613,11 +731,15 @@ impl Tournament {
         let mut boards = boards.to_vec();
         boards.sort_unstable();
         boards.dedup();
-        self.assistants.push(Assistant {
+        let assistant = Assistant {
             name: name.to_string(),
             boards,
             token,
+        };
+        self.changes.push(Change::AssistantAdded {
+            assistant: assistant.clone(),
         });
+        self.assistants.push(assistant);
         Ok(self.assistants.last().expect("just pushed"))
     }
 
@@ -642,6 +764,9 @@ impl Tournament {
         ) {
             board.result = None;
             self.status = TournamentStatus::Running;
+            self.changes.push(Change::ResultTakenBack {
+                match_id: match_id.to_string(),
+            });
         }
     }
 
@@ -668,6 +793,7 @@ impl Tournament {
             TournamentStatus::Finished => invalid("the tournament is over"),
             TournamentStatus::Registration => {
                 self.players.remove(player as usize - 1);
+                self.changes.push(Change::Withdrawn { player });
                 Ok(())
             }
             TournamentStatus::Running => {
@@ -676,6 +802,7 @@ impl Tournament {
                 }
                 let from = self.current_round() + 1;
                 self.players[player as usize - 1].withdrawn_from = Some(from);
+                self.changes.push(Change::Withdrawn { player });
                 Ok(())
             }
         }
@@ -711,6 +838,7 @@ impl Tournament {
         let byes = &mut self.players[player as usize - 1].half_byes;
         byes.push(round);
         byes.sort_unstable();
+        self.changes.push(Change::HalfBye { player, round });
         Ok(())
     }
 
@@ -977,6 +1105,95 @@ mod tests {
         assert_eq!(points_of(&t, board.p2), Some(1));
         assert_eq!(BoardResult::parse("1/2-1/2"), Some(BoardResult::Draw));
         assert_eq!(BoardResult::parse("2-0"), None);
+    }
+
+    /// Random commands, each list of changes taken as the server stores them: replaying them
+    /// on the tournament as created gives the same tournament, every step of the way.
+    #[test]
+    fn the_stored_changes_replay_to_the_same_tournament() {
+        let (mut rounds, mut results) = (0, 0);
+        for seed in 1..=20u64 {
+            let mut rng = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+            let mut next = |n: u64| {
+                rng ^= rng << 13;
+                rng ^= rng >> 7;
+                rng ^= rng << 17;
+                rng % n.max(1)
+            };
+            let mut t = tournament(5, &[]);
+            let mut replayed = t.clone();
+            for step in 0..120 {
+                let player = next(9) as u32 + 1;
+                match next(12) {
+                    0 | 1 => {
+                        let account = t.next_account_name();
+                        let _ = t.add_player(&format!("Soyadı{}", next(50)), "Ad", account);
+                    }
+                    2 => {
+                        let seat = if next(2) == 0 { Seat::P1 } else { Seat::P2 };
+                        let _ = t.start(ColourLot { seat, drawn: true });
+                    }
+                    3 | 4 => {
+                        let _ = t.pair_next();
+                    }
+                    5..=7 => {
+                        let open: Vec<String> =
+                            t.open_boards().map(|b| b.match_id.clone()).collect();
+                        if let Some(id) = open.get(next(open.len() as u64 + 1) as usize) {
+                            let winner = [Winner::P1, Winner::P2, Winner::Draw][next(3) as usize];
+                            let result = RoundResult {
+                                winner,
+                                set_points: PerSeat::default(),
+                                points: PerSeat::default(),
+                                reason: hakem_protocol::RoundReason::Sets,
+                            };
+                            t.record(id, &result);
+                        }
+                    }
+                    8 => {
+                        let _ = t.withdraw(player);
+                    }
+                    9 => {
+                        let _ = t.request_bye(player, t.current_round() + 1);
+                    }
+                    10 => {
+                        if let Ok(out) = t.forfeit(player, None, next(2) == 0) {
+                            if next(3) == 0 {
+                                t.undo_forfeit(&out.match_id);
+                            }
+                        }
+                    }
+                    _ => {
+                        let round = next(t.current_round() as u64 + 1) as u32;
+                        let result = BoardResult::ALL[next(6) as usize];
+                        let _ = t.set_result(round, next(4) as u32 + 1, result);
+                        let _ = t.add_assistant("Yardımcı", &[next(3) as u32 + 1], "tok".into());
+                    }
+                }
+                for change in t.take_changes() {
+                    replayed
+                        .replay(&change)
+                        .unwrap_or_else(|e| panic!("seed {seed} step {step}: {change:?}: {e:?}"));
+                }
+                assert_eq!(
+                    serde_json::to_value(&replayed).unwrap(),
+                    serde_json::to_value(&t).unwrap(),
+                    "seed {seed} step {step}"
+                );
+            }
+            rounds += t.current_round();
+            results += t
+                .rounds
+                .iter()
+                .flat_map(|r| &r.boards)
+                .filter(|b| b.result.is_some())
+                .count();
+        }
+        // The commands went somewhere: rounds paired and results in, across the seeds.
+        assert!(
+            rounds >= 40 && results >= 60,
+            "{rounds} rounds, {results} results"
+        );
     }
 
     fn start(t: &mut Tournament) {

@@ -30,6 +30,7 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (2, include_str!("../migrations/0002_accounts.sql")),
     (3, include_str!("../migrations/0003_tournaments.sql")),
     (4, include_str!("../migrations/0004_finished_matches.sql")),
+    (5, include_str!("../migrations/0005_tournament_changes.sql")),
 ];
 
 /// Writes waiting for the writer; a full queue makes rooms wait (never drops an event).
@@ -500,27 +501,70 @@ impl Store {
         }))
     }
 
-    /// Writes a tournament's state, creating its row the first time.
-    pub async fn save_tournament(
+    /// Appends a tournament's changes, numbered from `first_seq`, and with `snapshot` rewrites
+    /// its state (creating its row the first time), in one transaction.
+    pub async fn save_tournament_changes(
         &self,
         id: &str,
-        state: &str,
         created_ms: u64,
+        first_seq: u64,
+        changes: &[String],
+        snapshot: Option<&str>,
     ) -> Result<(), StoreError> {
-        let sql = sql_for(
+        let insert = sql_for(
+            &self.db,
+            "INSERT INTO tournament_changes (tournament, seq, change) VALUES ($1, $2, $3)",
+        );
+        let upsert = sql_for(
             &self.db,
             "INSERT INTO tournaments (id, created_ms, state) VALUES ($1, $2, $3) \
              ON CONFLICT (id) DO UPDATE SET state = excluded.state",
         );
         on_db!(&self.db, pool => {
-            sqlx::query(&sql)
-                .bind(id)
-                .bind(created_ms as i64)
-                .bind(state)
-                .execute(pool)
-                .await?;
+            let mut tx = pool.begin().await?;
+            for (i, change) in changes.iter().enumerate() {
+                sqlx::query(&insert)
+                    .bind(id)
+                    .bind(i64::try_from(first_seq + i as u64).unwrap_or(i64::MAX))
+                    .bind(change)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            if let Some(state) = snapshot {
+                sqlx::query(&upsert)
+                    .bind(id)
+                    .bind(created_ms as i64)
+                    .bind(state)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            tx.commit().await?;
         });
         Ok(())
+    }
+
+    /// A tournament's changes after number `after`, in order.
+    pub async fn tournament_changes(
+        &self,
+        id: &str,
+        after: u64,
+    ) -> Result<Vec<String>, StoreError> {
+        let sql = sql_for(
+            &self.db,
+            "SELECT change FROM tournament_changes WHERE tournament = $1 AND seq > $2 ORDER BY seq",
+        );
+        Ok(on_db!(&self.db, pool => {
+            let rows = sqlx::query(&sql)
+                .bind(id)
+                .bind(i64::try_from(after).unwrap_or(i64::MAX))
+                .fetch_all(pool)
+                .await?;
+            let mut out = Vec::with_capacity(rows.len());
+            for row in rows {
+                out.push(row.try_get(0)?);
+            }
+            out
+        }))
     }
 
     /// Every tournament's state, oldest first.

@@ -1157,3 +1157,54 @@ async fn an_assistant_arbiter_arbitrates_their_boards_only_in_every_round_and_af
         .accepted(json!({"type": "join", "match": next, "arbiter_token": token}))
         .await;
 }
+
+/// A tournament is stored as its changes, with a whole snapshot now and then: after a SIGKILL
+/// the server replays the snapshot and every change after it, on both databases.
+#[tokio::test]
+async fn a_tournaments_changes_survive_a_kill_past_a_snapshot_on_both_databases() {
+    for database in hakem_blackbox::Database::all() {
+        let mut server = Server::start_on(database, &[]);
+        let mut org = organizer(&server).await;
+        let names: Vec<(String, String)> = (0..40)
+            .map(|i| (format!("Oyuncu{i:02}"), "Ad".to_string()))
+            .collect();
+        let list: Vec<(&str, &str)> = names
+            .iter()
+            .map(|(s, g)| (s.as_str(), g.as_str()))
+            .collect();
+        let created = org
+            .request(json!({
+                "type": "create_tournament", "name": "Uzun", "game": "pente", "rounds": 4,
+                "max_half_byes": 2, "players": players(&list),
+            }))
+            .await;
+        assert_eq!(created["type"], "tournament_created", "{created}");
+        let id = created["tournament"].as_str().unwrap().to_string();
+        org.request(json!({"type": "start_tournament", "tournament": id}))
+            .await;
+        // 80 half-point byes: more changes than one snapshot holds.
+        for round in [2, 3] {
+            for player in 1..=40 {
+                let v = org
+                    .request(json!({"type": "request_bye", "tournament": id, "player": player, "round": round}))
+                    .await;
+                assert_eq!(v["type"], "tournament", "{v}");
+            }
+        }
+        org.request(json!({"type": "withdraw", "tournament": id, "player": 7}))
+            .await;
+        let before = view(&server, &id);
+        server.restart();
+        let after = view(&server, &id);
+        assert_eq!(after, before);
+        assert_eq!(after["players"][0]["half_byes"], json!([2, 3]));
+        // And it goes on from there: the next change is stored after the replayed ones.
+        let mut org = organizer(&server).await;
+        org.request(json!({"type": "withdraw", "tournament": id, "player": 8}))
+            .await;
+        let more = view(&server, &id);
+        server.restart();
+        assert_eq!(view(&server, &id), more);
+        assert!(more["players"][7]["withdrawn_from"].is_number());
+    }
+}

@@ -10,7 +10,7 @@
 use hakem_protocol::{CreateMatch, MatchState, PerSeat, RoundResult, Scope, Winner};
 use hakem_round::Command;
 
-use super::{apply, Board, Tournament};
+use super::{apply, Board, Change, Tournament};
 use crate::{App, TournamentBoard};
 
 /// The tournament of a match: tournament ids have no `-`, so it is what comes before `-r`.
@@ -143,13 +143,28 @@ pub async fn restore(app: &App) -> Result<usize, String> {
     };
     let mut count = 0;
     for (id, state) in store.tournaments().await.map_err(|e| e.to_string())? {
-        let t: Tournament = match serde_json::from_str(&state) {
+        let mut t: Tournament = match serde_json::from_str(&state) {
             Ok(t) => t,
             Err(e) => {
                 tracing::error!(tournament = %id, error = %e, "tournament not restored");
                 continue;
             }
         };
+        // The changes since the snapshot, in order; one that cannot be read or applied stops
+        // the replay there (and is logged), rather than guessing past it.
+        let changes = store
+            .tournament_changes(&id, t.changes_applied)
+            .await
+            .map_err(|e| e.to_string())?;
+        for line in changes {
+            let applied = serde_json::from_str::<Change>(&line)
+                .map_err(|e| e.to_string())
+                .and_then(|change| t.replay(&change).map_err(|r| format!("{r:?}")));
+            if let Err(e) = applied {
+                tracing::error!(tournament = %id, change = %line, error = %e, "tournament change not replayed");
+                break;
+            }
+        }
         app.tournaments.insert(t);
         catch_up(app, &id).await;
         count += 1;

@@ -2,8 +2,9 @@
 //! the arbiter's commands. [`model`] is the tournament as data; [`link`] ties it to its
 //! matches.
 //!
-//! Every change is made on a copy, stored, and only then put in place and announced, as with
-//! match events. One lock per tournament keeps its changes in order.
+//! Every change is made on a copy, stored (as the model's [`Change`]s, with a snapshot now and
+//! then), and only then put in place and announced, as with match events. One lock per
+//! tournament keeps its changes in order.
 
 mod link;
 #[cfg(test)]
@@ -22,7 +23,7 @@ use hakem_protocol::{AccountKind, ErrorCode, MatchStatus, Seat};
 use tokio::sync::{watch, Mutex};
 
 pub use link::{match_finished, restore};
-pub use model::{settings_of, Board, BoardResult, Refused, Tournament};
+pub use model::{settings_of, Board, BoardResult, Change, Refused, Tournament};
 
 use crate::tokens::{new_id, new_token, same_token};
 use crate::{App, CreateError};
@@ -206,21 +207,43 @@ impl Tournaments {
     }
 }
 
-/// Stores `t` (the tournament as it is about to be, under its lock), then tells its watchers.
-async fn save(app: &App, t: &Tournament) -> Result<(), Failure> {
-    store(app, t).await?;
+/// Stores the changes made to `t` (the tournament as it is about to be, under its lock), then
+/// tells its watchers.
+async fn save(app: &App, t: &mut Tournament, created: bool) -> Result<(), Failure> {
+    store(app, t, created).await?;
     app.tournaments.publish(t);
     Ok(())
 }
 
-async fn store(app: &App, t: &Tournament) -> Result<(), Failure> {
+/// A tournament's whole state is written again after this many changes, so that a restart
+/// replays at most as many.
+const SNAPSHOT_EVERY: u64 = 64;
+
+async fn store(app: &App, t: &mut Tournament, created: bool) -> Result<(), Failure> {
+    let first_seq = t.changes_applied + 1;
+    let changes = t.take_changes();
     let Some(store) = app.store() else {
         return Ok(());
     };
-    let state = serde_json::to_string(t)
-        .map_err(|e| Failure::new(ErrorCode::Internal, format!("cannot encode: {e}")))?;
+    if changes.is_empty() && !created {
+        return Ok(());
+    }
+    let encode =
+        |e: serde_json::Error| Failure::new(ErrorCode::Internal, format!("cannot encode: {e}"));
+    let lines: Vec<String> = changes
+        .iter()
+        .map(serde_json::to_string)
+        .collect::<Result<_, _>>()
+        .map_err(encode)?;
+    // A snapshot at creation, and whenever the count of changes passes a multiple.
+    let crossed = t.changes_applied / SNAPSHOT_EVERY != (first_seq - 1) / SNAPSHOT_EVERY;
+    let snapshot = if created || crossed {
+        Some(serde_json::to_string(&*t).map_err(encode)?)
+    } else {
+        None
+    };
     store
-        .save_tournament(&t.id, &state, t.created_ms)
+        .save_tournament_changes(&t.id, t.created_ms, first_seq, &lines, snapshot.as_deref())
         .await
         .map_err(|e| {
             tracing::error!(tournament = %t.id, error = %e, "tournament not stored");
@@ -271,7 +294,7 @@ pub async fn create(app: &App, create: CreateTournament) -> Result<Created, Fail
         .colour_lot
         .map(|seat| ColourLot { seat, drawn: false });
     let players = enter(app, &mut t, create.players).await?;
-    save(app, &t).await?;
+    save(app, &mut t, true).await?;
     let created = Created {
         id: id.clone(),
         arbiter_token: t.arbiter_token.clone(),
@@ -351,7 +374,7 @@ pub async fn add_players(
     }
     let mut next = t.clone();
     let entered = enter(app, &mut next, players).await?;
-    save(app, &next).await?;
+    save(app, &mut next, false).await?;
     *t = next;
     tracing::info!(tournament = %id, players = entered.len(), "players entered");
     Ok(entered)
@@ -383,7 +406,7 @@ async fn apply<T>(
 ) -> Result<T, Failure> {
     let mut next = t.clone();
     let out = change(&mut next)?;
-    save(app, &next).await?;
+    save(app, &mut next, false).await?;
     let paired = next.current_round() != t.current_round();
     *t = next;
     if paired {
