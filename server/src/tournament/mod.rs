@@ -33,10 +33,12 @@ pub struct Tournaments {
     by_id: DashMap<String, Arc<Entry>>,
 }
 
-/// One tournament: its one lock, and its latest view for those who watch it.
+/// One tournament: its one lock, and its latest view for those who read or watch it (reads
+/// never wait behind a change being stored or a round being paired).
 pub struct Entry {
     tournament: Mutex<Tournament>,
     view: watch::Sender<Arc<TournamentView>>,
+    created_ms: u64,
 }
 
 impl Entry {
@@ -128,6 +130,7 @@ impl Tournaments {
         let (view, _) = watch::channel(Arc::new(t.view()));
         let id = t.id.clone();
         let entry = Entry {
+            created_ms: t.created_ms,
             tournament: Mutex::new(t),
             view,
         };
@@ -176,8 +179,9 @@ impl Tournaments {
             })
     }
 
+    /// The tournament as last stored.
     pub async fn view(&self, id: &str) -> Result<TournamentView, Failure> {
-        Ok(self.get(id)?.lock().await.view())
+        Ok((**self.get(id)?.view.borrow()).clone())
     }
 
     pub async fn trf(&self, id: &str) -> Result<String, Failure> {
@@ -186,22 +190,24 @@ impl Tournaments {
 
     /// Every tournament, oldest first.
     pub async fn summaries(&self) -> Vec<TournamentSummary> {
-        let all: Vec<_> = self.by_id.iter().map(|e| e.value().clone()).collect();
-        let mut out = Vec::with_capacity(all.len());
-        for handle in all {
-            let t = handle.lock().await;
-            out.push(TournamentSummary {
-                id: t.id.clone(),
-                name: t.settings.name.clone(),
-                game: t.settings.game.clone(),
-                variant: t.settings.variant.clone(),
-                status: t.status,
-                current_round: t.current_round(),
-                rounds: t.settings.rounds,
-                players: t.players.len() as u32,
-                created_ms: t.created_ms,
-            });
-        }
+        let mut out: Vec<TournamentSummary> = self
+            .by_id
+            .iter()
+            .map(|e| {
+                let v = e.value().view.borrow().clone();
+                TournamentSummary {
+                    id: v.id.clone(),
+                    name: v.settings.name.clone(),
+                    game: v.settings.game.clone(),
+                    variant: v.settings.variant.clone(),
+                    status: v.status,
+                    current_round: v.current_round,
+                    rounds: v.settings.rounds,
+                    players: v.players.len() as u32,
+                    created_ms: e.value().created_ms,
+                }
+            })
+            .collect();
         out.sort_by(|a, b| (a.created_ms, &a.id).cmp(&(b.created_ms, &b.id)));
         out
     }
