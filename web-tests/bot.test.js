@@ -81,7 +81,7 @@ test("a person plays a Pentago set by mouse against the computer at level 1", { 
     await page.waitForSelector(arrow);
     await page.click(arrow);
     const next = await page.waitForFunction((n) => {
-      if (/Set 1:/.test(document.querySelector("#sets").textContent)) return "over";
+      if (document.querySelector('#sets li[data-set="1"]')) return "over";
       const pressable = document.querySelector("#press:not([disabled])");
       return pressable && document.querySelectorAll("#moves .mv").length === n + 1 ? "press" : null;
     }, before);
@@ -91,7 +91,7 @@ test("a person plays a Pentago set by mouse against the computer at level 1", { 
     // The bot answers: its move comes after ours in the move list and its marble is on the board.
     const done = await page.waitForFunction(
       (n) => {
-        if (/Set 1:/.test(document.querySelector("#sets").textContent)) return "over";
+        if (document.querySelector('#sets li[data-set="1"]')) return "over";
         const moves = document.querySelectorAll("#moves .mv").length;
         const mine = document.querySelector("#turn-line").textContent.includes("Your turn");
         return moves === n + 2 && mine ? "answered" : null;
@@ -118,8 +118,11 @@ test("a person plays a Pentago set by mouse against the computer at level 1", { 
   assert.ok(answers >= 4, `the bot answered ${answers} moves`);
 
   // The set ends (one set: the match too), on the board and in the score.
-  await page.waitForFunction(() => /Set 1:/.test(document.querySelector("#sets").textContent), null, { timeout: 20000 });
+  await page.waitForFunction(() => document.querySelector('#sets li[data-set="1"]'), null, { timeout: 20000 });
   await page.waitForSelector("#result:not([hidden])");
+  // A finished match is a finished page: the result once, no controls for play.
+  assert.equal(await page.$eval("#turn-line", (node) => node.hidden), true, "the result is not said twice");
+  assert.equal(await page.$eval("#play-controls", (node) => node.hidden), true, "no resign, auto-press or claim once the round is over");
   const moves = await moveList(page);
   const count = await marbles(page);
   assert.equal(count.x + count.o, moves.length);

@@ -81,7 +81,7 @@ test("two pages play a Pentago set to the end, a spectator sees every move, the 
 
   // The set is over: a double five for Black (Ayşe Yılmaz), shown on every page.
   for (const page of [p1, p2, watcher, arbiter]) {
-    await page.waitForFunction(() => document.querySelector("#sets").textContent.includes("Set 1: won by Ayşe Yılmaz"));
+    await page.waitForFunction(() => document.querySelector("#sets").textContent.includes("Ayşe Yılmaz won set 1: five in a row for both, the mover wins"));
     assert.match(await page.textContent("#sets"), /Ayşe Yılmaz 1 – 0 Bora Kaya/);
     assert.match(await page.textContent("#sets"), /five in a row for both/);
   }

@@ -443,11 +443,14 @@ export class MatchView {
       );
       return el("section", { class: "card tools", "aria-labelledby": "tools-heading" }, [
         el("h2", { id: "tools-heading", text: t("your_controls") }),
-        el("div", { class: "check" }, [auto, el("label", { for: "autopress", text: t("autopress") })]),
-        (this.el.claimForm = claimForm),
+        // Put away once the round is over: a finished match is a finished page.
+        (this.el.liveControls = el("div", { id: "play-controls" }, [
+          el("div", { class: "check" }, [auto, el("label", { for: "autopress", text: t("autopress") })]),
+          (this.el.claimForm = claimForm),
+          el("div", { class: "row" }, [resign]),
+        ])),
         el("h3", { text: t("claims_heading") }),
         (this.el.claims = el("ol", { class: "claims", id: "claims" })),
-        el("div", { class: "row" }, [resign]),
       ]);
     };
 
@@ -474,20 +477,22 @@ export class MatchView {
       const labelled = (control, text) => el("div", { class: "field" }, [el("label", { for: control.id, text }), control]);
       return el("section", { class: "card arbiter", "aria-labelledby": "arb-heading" }, [
         el("h2", { id: "arb-heading", text: t("arbiter_heading") }),
-        el("div", { class: "row" }, [
-          this.el.pause,
-          this.el.resume,
-          el("button", { type: "button", class: "secondary", id: "start-set", text: t("start_set"), onclick: () => this.act({ type: "start_set" }) }),
-        ]),
-        form("warn-form", t("warn_legend"), [labelled(warnSeat, t("field_player")), labelled(warnReason, t("field_reason"))], t("warn_button"), async () => {
-          if (await this.act({ type: "warn", seat: warnSeat.value, reason: warnReason.value.trim() })) warnReason.value = "";
-        }),
-        form("adjust-form", t("adjust_legend"), [labelled(adjSeat, t("field_player")), labelled(adjSeconds, t("field_seconds"))], t("adjust_button"), () =>
-          this.act({ type: "adjust_clock", seat: adjSeat.value, delta_ms: Math.round(Number(adjSeconds.value) * 1000) }),
-        ),
-        form("declare-form", t("declare_legend"), [labelled(decScope, t("field_scope")), labelled(decWinner, t("field_winner")), labelled(decReason, t("field_reason"))], t("declare_button"), () =>
-          this.act({ type: "declare", scope: decScope.value, winner: decWinner.value, reason: decReason.value.trim() }),
-        ),
+        (this.el.liveControls = el("div", { id: "arb-controls" }, [
+          el("div", { class: "row" }, [
+            this.el.pause,
+            this.el.resume,
+            el("button", { type: "button", class: "secondary", id: "start-set", text: t("start_set"), onclick: () => this.act({ type: "start_set" }) }),
+          ]),
+          form("warn-form", t("warn_legend"), [labelled(warnSeat, t("field_player")), labelled(warnReason, t("field_reason"))], t("warn_button"), async () => {
+            if (await this.act({ type: "warn", seat: warnSeat.value, reason: warnReason.value.trim() })) warnReason.value = "";
+          }),
+          form("adjust-form", t("adjust_legend"), [labelled(adjSeat, t("field_player")), labelled(adjSeconds, t("field_seconds"))], t("adjust_button"), () =>
+            this.act({ type: "adjust_clock", seat: adjSeat.value, delta_ms: Math.round(Number(adjSeconds.value) * 1000) }),
+          ),
+          form("declare-form", t("declare_legend"), [labelled(decScope, t("field_scope")), labelled(decWinner, t("field_winner")), labelled(decReason, t("field_reason"))], t("declare_button"), () =>
+            this.act({ type: "declare", scope: decScope.value, winner: decWinner.value, reason: decReason.value.trim() }),
+          ),
+        ])),
         el("h3", { text: t("claims_heading") }),
         this.el.claims,
       ]);
@@ -626,8 +631,11 @@ export class MatchView {
           ? t("you_arbitrate")
           : t("you_watch");
 
-    // The line that says what happens now.
-    E.status.textContent = this.statusLine();
+    // The line that says what happens now; once the round is over, the result says it all.
+    const now = this.statusLine();
+    E.status.textContent = now;
+    E.status.hidden = !now;
+    if (E.liveControls) E.liveControls.hidden = s.status === "finished";
     E.result.hidden = !s.round;
     if (s.round) E.result.textContent = describeRoundResult(s);
 
@@ -700,8 +708,10 @@ export class MatchView {
 
     // Sets and score.
     const setItems = (s.sets || []).map((x) => {
-      const who = x.winner ? t("set_won_by", { who: name(x.winner) }) : t("set_drawn");
-      return el("li", { text: `${t("set_n", { n: x.set })}: ${who} (${reasonWords(x.reason)}, ${x.result})` });
+      // Who won and how, in words; the first mover's 1-0 stays in the record.
+      const how = reasonWords(x.reason);
+      const text = x.winner ? t("set_line_won", { who: name(x.winner), set: x.set, how }) : t("set_line_drawn", { set: x.set, how });
+      return el("li", { "data-set": String(x.set), text });
     });
     E.sets.replaceChildren(
       el("li", { class: "score", text: t("score_words", { p1: name("p1"), a: points(s.set_points?.p1), p2: name("p2"), b: points(s.set_points?.p2) }) }),
@@ -737,7 +747,7 @@ export class MatchView {
     const s = this.model;
     const pos = s.position || {};
     const name = (seat) => playerName(s, seat);
-    if (s.round) return describeRoundResult(s);
+    if (s.round) return "";
     if (s.paused) return t("status_paused");
     if (s.status === "waiting" || s.status === "between_sets") {
       const next = (s.sets?.length || 0) + 1;

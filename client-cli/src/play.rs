@@ -124,9 +124,19 @@ pub fn parse(line: &str, match_id: &str) -> Input {
         "board" => Input::Board,
         "help" | "?" => Input::Help,
         "quit" | "exit" => Input::Quit,
-        _ if rest.is_empty() => whole_move(match_id, first),
+        _ if rest.is_empty() && looks_like_a_move(first) => whole_move(match_id, first),
         _ => Input::Invalid(format!("unknown command {first:?}")),
     }
+}
+
+/// A word shaped like a move in one of the games' notations (a file letter, then a rank
+/// number: `d4ne`, `e3h`, `K10`), so that a mistyped command (`fly`) is not sent as a move.
+fn looks_like_a_move(word: &str) -> bool {
+    let mut chars = word.chars();
+    matches!(
+        (chars.next(), chars.next()),
+        (Some(file), Some(rank)) if file.is_ascii_alphabetic() && rank.is_ascii_digit()
+    ) && chars.all(|c| c.is_ascii_alphanumeric() || c == '\'')
 }
 
 fn whole_move(match_id: String, mv: &str) -> Input {
@@ -195,5 +205,10 @@ mod tests {
         assert!(matches!(parse("place", "m"), Input::Invalid(_)));
         assert!(matches!(parse("claim", "m"), Input::Invalid(_)));
         assert!(matches!(parse("fly to e4", "m"), Input::Invalid(_)));
+        // A word that is not shaped like a move is a mistyped command, not a move.
+        assert_eq!(parse("fly", "m"), Input::Invalid("unknown command \"fly\"".into()));
+        assert!(matches!(parse("e3h", "m"), Input::Send { .. }));
+        assert!(matches!(parse("a1", "m"), Input::Send { .. }));
+        assert!(matches!(parse("4d", "m"), Input::Invalid(_)));
     }
 }

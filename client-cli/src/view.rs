@@ -10,7 +10,8 @@ use std::time::Instant;
 use hakem_games::{GameKind, Side};
 use hakem_protocol::board::{Board, QuoridorBoard, Stones};
 use hakem_protocol::{
-    Event, MatchState, MatchStatus, Points, RoundResult, Scope, Seat, SetResult, Winner,
+    Event, MatchState, MatchStatus, Points, RoundReason, RoundResult, Scope, Seat, SetReason,
+    SetResult, Winner,
 };
 
 use crate::rules::side_name;
@@ -377,32 +378,58 @@ fn reason_suffix(reason: &str) -> String {
     }
 }
 
+/// Who won a set and how, in words: `p2 (Bora Kaya) won set 2: five in a row`. The
+/// first mover's `1-0` is for the record.
 fn set_text(view: &View<'_>, set: &SetResult) -> String {
-    let outcome = match set.winner {
-        Some(seat) => format!("{} wins", view.who(seat)),
-        None => "drawn".to_string(),
-    };
-    format!(
-        "set {} ended {}: {outcome} by {}",
-        set.set, set.result, set.reason
-    )
+    let how = set_reason_words(&set.reason);
+    match set.winner {
+        Some(seat) => format!("{} won set {}: {how}", view.who(seat), set.set),
+        None => format!("set {} drawn: {how}", set.set),
+    }
+}
+
+fn set_reason_words(reason: &SetReason) -> String {
+    match reason {
+        SetReason::Five => "five in a row",
+        SetReason::DoubleFive => "five in a row for both, the mover wins",
+        SetReason::OpponentFive => "the turn made the opponent's five",
+        SetReason::FullBoard => "the board is full",
+        SetReason::Goal => "the pawn reached the far side",
+        SetReason::Captures => "ten stones captured",
+        SetReason::MoveLimit => "the move limit",
+        SetReason::Time => "time ran out",
+        SetReason::Resign => "resignation",
+        SetReason::Arbiter => "the arbiter's decision",
+        SetReason::Other(other) => other,
+    }
+    .to_string()
+}
+
+fn round_reason_words(reason: &RoundReason) -> String {
+    match reason {
+        RoundReason::Sets => "on sets",
+        RoundReason::Warnings => "on warnings",
+        RoundReason::Arbiter => "by the arbiter's decision",
+        RoundReason::Other(other) => other,
+    }
+    .to_string()
 }
 
 fn round_text(view: &View<'_>, round: &RoundResult) -> String {
+    let how = round_reason_words(&round.reason);
     let outcome = match round.winner {
-        Winner::Draw => "the round is drawn".to_string(),
+        Winner::Draw => format!("the round is drawn {how}"),
         winner => match winner.seat() {
-            Some(seat) => format!("{} wins the round", view.who(seat)),
+            Some(seat) => format!("{} wins the round {how}", view.who(seat)),
             None => "the round is over".to_string(),
         },
     };
     format!(
-        "round over: {outcome}, set points {} {} - {} {} (by {})",
+        "round over: {outcome}, set points {} {} - {} {}",
         Seat::P1,
         format_points(round.set_points.p1),
         format_points(round.set_points.p2),
         Seat::P2,
-        round.reason
     )
 }
 
@@ -711,7 +738,7 @@ mod tests {
         assert!(render(&s).contains("set score p1 0.5 - 0.5 p2"));
         assert_eq!(
             View::new(&s, Instant::now()).history(),
-            ["set 1 ended 1/2-1/2: drawn by arbiter"]
+            ["set 1 drawn: the arbiter's decision"]
         );
     }
 

@@ -382,7 +382,7 @@ fn play_vs_bot_starts_a_match_against_a_bot_at_once() {
         person.send("ready");
         person.expect_within("set 1 started", patience);
         person.send("resign");
-        person.expect_within("set 1 ended", patience);
+        person.expect_within("won set 1: resignation", patience);
         person.send("ready");
         person.expect_within("set 2 started", patience);
         // The bot moves first in set 2, by itself.

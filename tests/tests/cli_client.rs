@@ -122,6 +122,8 @@ fn a_classic_set_played_from_two_terminals_with_a_watcher_and_an_arbiter() {
     p1.expect("! press refused: no set is being played");
     p1.send("fly to the moon");
     p1.expect("? unknown command");
+    p1.send("fly");
+    p1.expect("? unknown command \"fly\"");
 
     start_set(&mut p1, &mut p2, 1);
     watcher.expect("set 1 started: p1 (Ayşe Yılmaz) moves first and plays black");
@@ -209,8 +211,8 @@ fn a_classic_set_played_from_two_terminals_with_a_watcher_and_an_arbiter() {
     }
 
     // The set and the round end on every terminal, and each client stops by itself.
-    let ended = "set 1 ended 1-0: p1 (Ayşe Yılmaz) wins by five";
-    let round = "round over: p1 (Ayşe Yılmaz) wins the round, set points p1 1 - 0 p2 (by sets)";
+    let ended = "p1 (Ayşe Yılmaz) won set 1: five in a row";
+    let round = "round over: p1 (Ayşe Yılmaz) wins the round on sets, set points p1 1 - 0 p2";
     for terminal in [&mut p1, &mut p2, &mut watcher, &mut arb] {
         terminal.expect(ended);
         terminal.expect(round);
@@ -290,8 +292,8 @@ fn the_running_clock_counts_down_and_the_set_is_lost_on_time() {
 
     // p1 never moves: the server flags the clock and every terminal says so.
     for terminal in [&mut p1, &mut p2] {
-        terminal.expect("set 1 ended 0-1: p2 (Ben) wins by time");
-        terminal.expect("round over: p2 (Ben) wins the round, set points p1 0 - 1 p2 (by sets)");
+        terminal.expect("p2 (Ben) won set 1: time ran out");
+        terminal.expect("round over: p2 (Ben) wins the round on sets, set points p1 0 - 1 p2");
     }
     assert_eq!(p1.exit_code(), 0);
     assert_eq!(p2.exit_code(), 0);
@@ -348,7 +350,7 @@ fn the_arbiter_starts_pauses_and_decides_the_round() {
     arb.send("declare round p2 p1 left the hall");
     for terminal in [&mut p1, &mut p2, &mut watcher, &mut arb] {
         terminal.expect("the arbiter declared the round won by p2 (Ben): p1 left the hall");
-        terminal.expect("round over: p2 (Ben) wins the round, set points p1 0 - 0 p2 (by arbiter)");
+        terminal.expect("round over: p2 (Ben) wins the round by the arbiter's decision, set points p1 0 - 0 p2");
     }
     for terminal in [&mut p1, &mut p2, &mut watcher, &mut arb] {
         assert_eq!(terminal.exit_code(), 0, "{}", terminal.output());
@@ -460,8 +462,8 @@ fn play_and_watch_reconnect_across_a_network_failure_and_a_server_restart() {
     for i in 5..CLASSIC_PLACEMENT_WIN.len() {
         play_move(i, &mut p1, &mut p2);
     }
-    let ended = "set 1 ended 1-0: p1 (Ann) wins by five";
-    let round = "round over: p1 (Ann) wins the round, set points p1 1 - 0 p2 (by sets)";
+    let ended = "p1 (Ann) won set 1: five in a row";
+    let round = "round over: p1 (Ann) wins the round on sets, set points p1 1 - 0 p2";
     for terminal in [&mut p1, &mut p2, &mut watcher] {
         terminal.expect(ended);
         terminal.expect(round);
