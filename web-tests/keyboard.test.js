@@ -56,7 +56,12 @@ test("a Pentago move by keyboard only, announced in words in the live region", {
   await p1.keyboard.press("Enter"); // place on d4
   await p2.waitForFunction(() => document.querySelector('[data-cell="d4"]').getAttribute("aria-label").includes("Black marble"));
   await p1.keyboard.press("w"); // the north-east quadrant
+  // L (counter-clockwise) is refused under Turkish rules, and changes nothing: the quadrant
+  // stays chosen, so R turns it without choosing again.
+  await p1.keyboard.press("l");
+  await p1.waitForFunction(() => !document.querySelector("#alert").hidden);
   await p1.keyboard.press("r"); // turned clockwise
+  assert.doesNotMatch(await p1.textContent("#announcer"), /Pick a quadrant first/);
   await p1.waitForSelector("#press:not([disabled])");
   await p1.keyboard.press(" "); // the space bar presses the clock
   await p2.waitForFunction(() => document.querySelector("#turn-line").textContent.includes("Your turn"));

@@ -90,7 +90,13 @@ test("screenshots and axe-core: Quoridor and Pente match pages", { skip: bed.ski
   const q2 = await newPage(bed.browser);
   await openMatch(q1, q.p1);
   await openMatch(q2, q.p2);
-  await readyBoth(q1, q2);
+  // Before set 1: no wall count (the board comes with the set), and one player's ready is said.
+  assert.doesNotMatch(await q1.textContent("#seat-p1 .seat-facts"), /Walls/);
+  await q1.click("#ready");
+  await q2.waitForFunction(() => document.querySelector("#turn-line").textContent.includes("is ready; waiting for"));
+  await q2.click("#ready");
+  await q1.waitForFunction(() => document.querySelector("#turn-line").textContent.includes("Your turn"));
+  assert.match(await q1.textContent("#seat-p1 .seat-facts"), /Walls: 10/);
   await playClicks(q1, q2, "e2 e8 e3 a1h e4 c1h e5 g1h e6 e6v".split(" "), { quoridor: true });
   await q1.waitForSelector(".walls .wall.v");
   assert.equal(await q1.$$eval(".walls .wall:not(.preview)", (walls) => walls.length), 4);

@@ -278,6 +278,7 @@ const en = {
 
   status_paused: "The arbiter has paused the clocks.",
   status_between: "Set {n}: waiting for both players to be ready.",
+  status_between_one: "Set {n}: {ready} is ready; waiting for {waiting}.",
   status_to_move: "Set {n}: {who} to move.",
   status_waits_press: "{who} has moved and must press the clock.",
   status_you_place: "Your turn: place a marble.",
@@ -737,6 +738,7 @@ const tr = {
 
   status_paused: "Hakem saatleri durdurdu.",
   status_between: "{n}. set: iki oyuncunun hazır olması bekleniyor.",
+  status_between_one: "{n}. set: {ready} hazır; {waiting} bekleniyor.",
   status_to_move: "{n}. set: sıra {who} oyuncusunda.",
   status_waits_press: "{who} hamlesini yaptı, saate basması gerekiyor.",
   status_you_place: "Sıra sizde: bir bilye koyun.",

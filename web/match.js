@@ -238,8 +238,10 @@ export class MatchView {
 
   async onTurn(quadrant, dir) {
     if (this.role !== "player") return;
-    this.selectedQuadrant = null;
     const ok = await this.act({ type: "rotate", quadrant, dir });
+    // A refused turn (counter-clockwise under Turkish rules) changes nothing: the quadrant
+    // chosen stays chosen.
+    if (ok) this.selectedQuadrant = null;
     if (ok && this.autoPress && this.model?.position?.awaiting_press === this.you) this.press();
   }
 
@@ -656,7 +658,8 @@ export class MatchView {
       const warnings = s.warnings?.[seat] || 0;
       const facts = [t("points_short", { n: points(s.set_points?.[seat]) }), t("warnings_short", { n: warnings, limit: s.warnings_limit })];
       if (s.game === "pente" && side) facts.push(t("captures_short", { n: pos.board?.captures?.[side] ?? 0 }));
-      if (s.game === "quoridor" && side) facts.push(t("walls_short", { n: pos.board?.walls_left?.[side] ?? 0 }));
+      // The walls come with the board: none is shown before set 1 has one.
+      if (s.game === "quoridor" && side && pos.board?.walls_left) facts.push(t("walls_short", { n: pos.board.walls_left[side] }));
       panel.querySelector(".seat-facts").textContent = facts.join(" · ");
       panel.classList.toggle("warned", warnings > 0);
       panel.classList.toggle("to-move", s.status === "playing" && (pos.awaiting_press || pos.to_move) === seat);
@@ -751,6 +754,8 @@ export class MatchView {
     if (s.paused) return t("status_paused");
     if (s.status === "waiting" || s.status === "between_sets") {
       const next = (s.sets?.length || 0) + 1;
+      const ready = ["p1", "p2"].filter((seat) => s.players?.[seat]?.ready);
+      if (ready.length === 1) return t("status_between_one", { n: next, ready: name(ready[0]), waiting: name(other(ready[0])) });
       return t("status_between", { n: next });
     }
     if (s.status !== "playing") return "";
