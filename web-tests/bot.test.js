@@ -54,7 +54,7 @@ test("a person plays a Pentago set by mouse against the computer at level 1", { 
   await page.waitForFunction(() => /^#\/match\/[^?]+\?seat=/.test(location.hash));
   await page.waitForSelector("[role=grid] [role=gridcell]");
   await page.waitForFunction(() => document.querySelector("#role").textContent.includes("You play as Ayşe Yılmaz"));
-  await page.waitForFunction(() => document.querySelector("#seat-p2 .seat-name").textContent === "hakem bot (level 1)");
+  await page.waitForFunction(() => document.querySelector("#seat-p2 .seat-name").textContent === "computer (level 1)");
   assert.equal(await page.textContent("#seat-p1 .seat-name"), "Ayşe Yılmaz");
   // Claims go to an arbiter: there is none to claim to against the computer; nor a tournament.
   await page.waitForFunction(() => document.querySelector("#claim-text")?.closest("form")?.hidden === true);
@@ -126,7 +126,7 @@ test("a person plays a Pentago set by mouse against the computer at level 1", { 
   const moves = await moveList(page);
   const count = await marbles(page);
   assert.equal(count.x + count.o, moves.length);
-  assert.match(await page.textContent("#sets"), /Ayşe Yılmaz . – . hakem bot \(level 1\)/);
+  assert.match(await page.textContent("#sets"), /Ayşe Yılmaz . – . computer \(level 1\)/);
   await assertNoViolations(page, "the match page against the computer, the set over");
   await shoot(page, "match-vs-computer-over.png", { tick: 300 });
 });
@@ -140,7 +140,7 @@ test("moving second against the computer, in Turkish: the bot makes the first mo
   await page.click("#create-button");
   await page.waitForFunction(() => /\?seat=/.test(location.hash));
   await page.waitForSelector("[role=grid] [role=gridcell]");
-  await page.waitForFunction(() => document.querySelector("#seat-p1 .seat-name").textContent === "hakem bot (1. seviye)");
+  await page.waitForFunction(() => document.querySelector("#seat-p1 .seat-name").textContent === "bilgisayar (1. seviye)");
   assert.match(await page.textContent("#role"), /2\. oyuncu olarak oynuyorsunuz/);
   await page.waitForFunction(() => document.activeElement?.id === "ready");
   // Space on the focused button: the keyboard alone starts the set.

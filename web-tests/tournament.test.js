@@ -108,7 +108,7 @@ test("a running tournament: listed in the lobby, standings with tie-breaks, roun
   await lobby.goto(`${bed.server.url}/#/`);
   const row = `#tournament-list tr[data-tournament="${t.id}"]`;
   await lobby.waitForSelector(row);
-  assert.deepEqual(await rowCells(lobby, row), ["Kış Kupası", "Pentago (Turkish tournament rules (clockwise turns only))", "5", "Registration", "0 of 3"]);
+  assert.deepEqual(await rowCells(lobby, row), ["Kış Kupası", "Pentago — Turkish tournament rules (clockwise turns only)", "5", "Registration", "0 of 3"]);
   const started = await organizer.request({ type: "start_tournament", tournament: t.id });
   assert.equal(started.current_round, 1);
   await waitForText(lobby, row, "1 of 3");

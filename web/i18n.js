@@ -66,7 +66,7 @@ const en = {
   side_second_as: "Second ({what})",
   side_hint: "In the first set. In a match of three sets the sides change each set.",
   play_computer_button: "Play against the computer",
-  bot_name: "hakem bot (level {level})",
+  bot_name: "computer (level {level})",
   created_computer_say: "Match against the computer (level {level}) created. Press Ready to start the first set.",
 
   tournaments_heading: "Tournaments",
@@ -526,7 +526,7 @@ const tr = {
   side_second_as: "Sonra ({what})",
   side_hint: "İlk sette. Üç setlik maçta taraflar her sette değişir.",
   play_computer_button: "Bilgisayara karşı oyna",
-  bot_name: "hakem bot ({level}. seviye)",
+  bot_name: "bilgisayar ({level}. seviye)",
   created_computer_say: "Bilgisayara karşı maç açıldı ({level}. seviye). İlk seti başlatmak için hazırım düğmesine basın.",
 
   tournaments_heading: "Turnuvalar",

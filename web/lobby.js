@@ -229,7 +229,8 @@ export class LobbyView {
         const level = Number(f.level);
         const reply = await conn.request({
           ...base,
-          players: { [mine]: f.me.trim() || t(mine === "p1" ? "player_1" : "player_2"), [botSeat]: t("bot_name", { level }) },
+          // An unnamed player stays unnamed: each page then calls them in its own language.
+          players: { [mine]: f.me.trim(), [botSeat]: t("bot_name", { level }) },
           house_bot: { seat: botSeat, level },
         });
         handoff.arrival = { match: reply.match, say: t("created_computer_say", { level }) };
@@ -328,7 +329,7 @@ export class LobbyView {
     const rows = sorted.map((x) =>
       el("tr", { "data-tournament": x.tournament }, [
         el("th", { scope: "row" }, [el("a", { href: `#/tournament/${encodeURIComponent(x.tournament)}`, text: x.name })]),
-        el("td", { text: `${t(`game_${x.game}`)} (${t(`variant_${x.game}_${x.variant}`)})` }),
+        el("td", { text: `${t(`game_${x.game}`)} — ${t(`variant_${x.game}_${x.variant}`)}` }),
         el("td", { class: "num", text: String(x.players) }),
         el("td", { text: tournamentStatus(x.status) }),
         el("td", { text: t("round_of", { n: x.current_round, m: x.rounds }) }),
@@ -368,7 +369,7 @@ export class LobbyView {
     });
     const rows = sorted.map((m) =>
       el("tr", {}, [
-        el("td", { text: `${t(`game_${m.game}`)} (${t(`variant_${m.game}_${m.variant}`)})` }),
+        el("td", { text: `${t(`game_${m.game}`)} — ${t(`variant_${m.game}_${m.variant}`)}` }),
         el("td", {}, [el("a", { href: `#/match/${encodeURIComponent(m.match)}`, text: `${m.players.p1} – ${m.players.p2}` })]),
         el("td", { text: `${points(m.set_points.p1)}–${points(m.set_points.p2)}` }),
         el("td", { text: t(`status_${m.status}`) + (m.status === "playing" ? ` (${t("set_n", { n: m.set })})` : "") }),

@@ -38,8 +38,13 @@ export function sideWords(game, side) {
   return null;
 }
 
+/** The server's names for an unnamed seat (protocol.md), said in the viewer's language. */
+const DEFAULT_NAMES = { p1: "Player 1", p2: "Player 2" };
+
 export function playerName(state, seat) {
-  return state?.players?.[seat]?.name || t(seat === "p1" ? "player_1" : "player_2");
+  const name = state?.players?.[seat]?.name;
+  if (!name || name === DEFAULT_NAMES[seat]) return t(seat === "p1" ? "player_1" : "player_2");
+  return name;
 }
 
 /** How a seat is called in a move: its colour in Pentago and Pente, its name in Quoridor. */

@@ -527,7 +527,8 @@ impl App {
             }
             let name = create.players.get_mut(bot.seat);
             if name.trim().is_empty() {
-                *name = format!("hakem bot (level {})", bot.level);
+                // Not "hakem bot": in Turkish "hakem" is the arbiter.
+                *name = format!("computer (level {})", bot.level);
             }
         }
         for seat in Seat::BOTH {

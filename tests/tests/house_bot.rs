@@ -41,7 +41,7 @@ async fn a_person_plays_the_house_bot_to_the_end() {
     )
     .await;
     let state = server.match_state(&m.id);
-    assert_eq!(state["players"]["p2"]["name"], "hakem bot (level 1)");
+    assert_eq!(state["players"]["p2"]["name"], "computer (level 1)");
     // The state says which seat the server plays (so that a client does not offer claims
     // against it, say), and no tournament.
     assert_eq!(state["players"]["p2"]["house_bot"], true);
