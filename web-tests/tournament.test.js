@@ -318,6 +318,9 @@ test("a finished tournament: a withdrawn player is marked, the end is announced,
   await page.waitForFunction((w) => document.querySelector("#announcer").textContent.includes(`The tournament has finished. First place: ${w}.`), winners);
   assert.equal(await text(page, "#round-2 .board-result"), "½–½");
   assert.equal(await text(page, "#round-2 h3"), "Round 2 (all results in)");
+  // A board played to its end can be replayed from the pairings.
+  const board = end.pairings[1].boards[0];
+  assert.equal(await page.getAttribute(`#replay-${board.match}`, "href"), `#/replay/${board.match}`);
   assert.equal(polls, 0, "no request for the tournament: the server pushed every change");
 
   // An unknown tournament says so.

@@ -6,6 +6,7 @@
 import { t, lang, setLang, onLangChange } from "./i18n.js";
 import { LobbyView } from "./lobby.js";
 import { MatchView } from "./match.js";
+import { ReplayView } from "./replay.js";
 import { TournamentView } from "./tournament.js";
 import { conn, showAlert } from "./ui.js";
 
@@ -50,6 +51,8 @@ function parseHash() {
   const params = new URLSearchParams(query);
   const m = /^\/match\/([^/]+)$/.exec(path);
   if (m) return { name: "match", id: decodeURIComponent(m[1]), params };
+  const rm = /^\/replay\/([^/]+)$/.exec(path);
+  if (rm) return { name: "replay", id: decodeURIComponent(rm[1]), params };
   const tm = /^\/tournament\/([^/]+)$/.exec(path);
   if (tm) return { name: "tournament", id: decodeURIComponent(tm[1]), params };
   return { name: "lobby", params };
@@ -62,6 +65,7 @@ function route() {
   const where = parseHash();
   if (where.name === "match") view = new MatchView(where.id, where.params);
   else if (where.name === "tournament") view = new TournamentView(where.id, where.params);
+  else if (where.name === "replay") view = new ReplayView(where.id);
   else view = new LobbyView();
 }
 

@@ -6,6 +6,7 @@
 import { ServerError } from "./net.js";
 import { t } from "./i18n.js";
 import { createBoard, el, parsePentagoMove } from "./board.js";
+import { boardFacts, boardView } from "./position.js";
 import { fold } from "./fold.js";
 import {
   clockWords,
@@ -387,6 +388,7 @@ export class MatchView {
       moves: el("ol", { class: "moves", id: "moves", tabindex: "0", "aria-labelledby": "moves-heading" }),
       log: el("ol", { class: "log", id: "log", tabindex: "0", "aria-labelledby": "log-heading" }),
       result: el("p", { class: "result", id: "result", hidden: true }),
+      replay: el("p", { class: "replay-link", hidden: true }, [el("a", { href: `#/replay/${encodeURIComponent(this.id)}`, id: "replay-link", text: t("replay_link") })]),
       fatal: el("div", { class: "card fatal", hidden: true }),
     };
     const E = this.el;
@@ -512,7 +514,7 @@ export class MatchView {
     main.replaceChildren(
       E.fatal,
       el("div", { class: "match" }, [
-        el("div", { class: "match-head" }, [E.title, E.subtitle, E.tournament, roleLabel, E.status, E.result]),
+        el("div", { class: "match-head" }, [E.title, E.subtitle, E.tournament, roleLabel, E.status, E.result, E.replay]),
         el("div", { class: "match-body" }, [
           el("section", { class: "board-area", "aria-label": t("board_area") }, [E.boardBox, E.boardTools]),
           el("div", { class: "side" }, [
@@ -640,6 +642,8 @@ export class MatchView {
     if (E.liveControls) E.liveControls.hidden = s.status === "finished";
     E.result.hidden = !s.round;
     if (s.round) E.result.textContent = describeRoundResult(s);
+    // A finished match can be gone through again, press by press.
+    E.replay.hidden = s.status !== "finished";
 
     // Seats.
     for (const seat of ["p1", "p2"]) {
@@ -828,50 +832,16 @@ export class MatchView {
     const board = this.board;
     if (!board) return;
     const pos = s.position || {};
-    const first = firstMover(s);
-    const legal = this.legalSets();
-    const moves = pos.moves || [];
-    const lastMv = moves[moves.length - 1] || null;
-    const facts = main.querySelector("#board-facts");
-    const toMoveWord = s.status === "playing" && pos.to_move ? `, ${t("to_move_word", { who: playerName(s, pos.awaiting_press || pos.to_move) })}` : "";
+    const view = { ...boardView(s), legal: this.legalSets() };
     if (s.game === "pentago") {
-      // The board marks the set's first mover `x`; the board is drawn in colours, and white
-      // moves first in set 2 (the stones stay with the seats).
-      const whiteFirst = s.colours?.[first] === "white";
-      const rows = whiteFirst ? pos.board?.rows?.map((row) => row.replace(/[xo]/g, (m) => (m === "x" ? "o" : "x"))) : pos.board?.rows;
-      const marks = { x: t("marble_of", { colour: t("black") }), o: t("marble_of", { colour: t("white") }) };
-      board.update({
-        label: t("board_label_pentago") + toMoveWord,
-        rows,
-        marks,
-        lastMove: pos.pending ? null : parsePentagoMove(lastMv),
-        pending: pos.pending,
-        legal,
-        canTurn: this.role === "player" && !!pos.pending && pos.pending.seat === this.you && !pos.pending.quadrant,
-        clockwiseOnly: s.variant === "tr",
-        selectedQuadrant: this.selectedQuadrant,
-      });
-      facts.textContent = s.variant === "tr" ? t("facts_pentago_tr") : t("facts_pentago_classic");
+      view.canTurn = this.role === "player" && !!pos.pending && pos.pending.seat === this.you && !pos.pending.quadrant;
+      view.selectedQuadrant = this.selectedQuadrant;
     } else if (s.game === "quoridor") {
-      const names = { first: playerName(s, first), second: playerName(s, other(first)) };
-      board.update({
-        label: t("board_label_quoridor") + toMoveWord,
-        pawns: pos.board?.pawns,
-        walls: pos.board?.walls,
-        names,
-        lastMove: lastMv,
-        legal,
-        mode: this.mode,
-      });
-      const left = pos.board?.walls_left || {};
-      facts.textContent = t("facts_quoridor", { a: names.first, n: left.first ?? 0, b: names.second, m: left.second ?? 0 });
+      view.mode = this.mode;
       for (const button of main.querySelectorAll(".modes .mode")) button.setAttribute("aria-pressed", String(button.dataset.mode === this.mode));
-    } else {
-      const marks = { x: t("stone_of", { colour: t("white") }), o: t("stone_of", { colour: t("black") }) };
-      board.update({ label: t("board_label_pente") + toMoveWord, rows: pos.board?.rows, marks, lastMove: lastMv, legal });
-      const caps = pos.board?.captures || {};
-      facts.textContent = t("facts_pente", { a: caps.first ?? 0, b: caps.second ?? 0 });
     }
+    board.update(view);
+    main.querySelector("#board-facts").textContent = boardFacts(s);
   }
 }
 

@@ -332,6 +332,16 @@ export class TournamentView {
             "aria-label": t("match_link_label", { text, board: b.board, p1: this.name(b.p1), p2: this.name(b.p2) }),
             text,
           }),
+          // A board decided by forfeit has no game to replay.
+          b.result && !["+-", "-+", "--"].includes(b.result)
+            ? el("a", {
+                href: `#/replay/${encodeURIComponent(b.match)}`,
+                id: `replay-${b.match}`,
+                class: "replay-board-link",
+                "aria-label": t("replay_link_label", { board: b.board, p1: this.name(b.p1), p2: this.name(b.p2) }),
+                text: t("replay_short"),
+              })
+            : null,
         ]),
       ]);
     });

@@ -39,6 +39,8 @@ const ASSETS: &[Asset] = &[
     asset!("lobby.js", JS),
     asset!("match.js", JS),
     asset!("net.js", JS),
+    asset!("position.js", JS),
+    asset!("replay.js", JS),
     asset!("tournament.js", JS),
     asset!("ui.js", JS),
     asset!("words.js", JS),
