@@ -177,7 +177,7 @@ test("a running tournament: listed in the lobby, standings with tie-breaks, roun
     [round1.boards[1], "½–½"],
   ]) {
     const cells = await rowCells(page, `#round-1 tr[data-board="${board.board}"]`);
-    assert.deepEqual(cells, [String(board.board), `${name(board.p1)} (${board.p1})`, result, `${name(board.p2)} (${board.p2})`, "Open the match"]);
+    assert.deepEqual(cells, [String(board.board), `${name(board.p1)} (${board.p1})`, result, `${name(board.p2)} (${board.p2})`, "Open the matchReplay"]);
     assert.equal(await page.getAttribute(`#round-1 tr[data-board="${board.board}"] a`, "href"), `#/match/${board.match}`);
   }
   const bye = round1.byes[0];

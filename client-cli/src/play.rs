@@ -206,7 +206,10 @@ mod tests {
         assert!(matches!(parse("claim", "m"), Input::Invalid(_)));
         assert!(matches!(parse("fly to e4", "m"), Input::Invalid(_)));
         // A word that is not shaped like a move is a mistyped command, not a move.
-        assert_eq!(parse("fly", "m"), Input::Invalid("unknown command \"fly\"".into()));
+        assert_eq!(
+            parse("fly", "m"),
+            Input::Invalid("unknown command \"fly\"".into())
+        );
         assert!(matches!(parse("e3h", "m"), Input::Send { .. }));
         assert!(matches!(parse("a1", "m"), Input::Send { .. }));
         assert!(matches!(parse("4d", "m"), Input::Invalid(_)));

@@ -350,7 +350,9 @@ fn the_arbiter_starts_pauses_and_decides_the_round() {
     arb.send("declare round p2 p1 left the hall");
     for terminal in [&mut p1, &mut p2, &mut watcher, &mut arb] {
         terminal.expect("the arbiter declared the round won by p2 (Ben): p1 left the hall");
-        terminal.expect("round over: p2 (Ben) wins the round by the arbiter's decision, set points p1 0 - 0 p2");
+        terminal.expect(
+            "round over: p2 (Ben) wins the round by the arbiter's decision, set points p1 0 - 0 p2",
+        );
     }
     for terminal in [&mut p1, &mut p2, &mut watcher, &mut arb] {
         assert_eq!(terminal.exit_code(), 0, "{}", terminal.output());
