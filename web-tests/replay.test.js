@@ -63,6 +63,14 @@ test("a finished match replayed press by press, with keys and buttons, the recor
   const record = await (await fetch(`${bed.server.url}${href}`)).text();
   assert.match(record, /\[Result "1-0"\]/);
   assert.ok((await announcements(page)).length > 0);
+
+  // The solver, on demand: before the last move, Black (to move) wins, and f2sw keeps it.
+  await page.keyboard.press("End");
+  await page.keyboard.press("ArrowLeft");
+  await page.click("#analyse");
+  await page.waitForSelector("#analysis-verdict", { timeout: 30000 });
+  assert.match(await text(page, "#analysis-verdict"), /Ayşe Yılmaz to move wins with best play\. Moves that keep it: .*f2sw/);
+  assert.ok(await page.$("#turning-points"));
   await assertNoViolations(page, "the replay of a finished match");
   await shoot(page, "replay.png", { docs: true });
   await p1.close();

@@ -21,6 +21,8 @@ export class ReplayView {
     this.at = 0;
     this.fatal = null;
     this.board = null;
+    // The solver's analyses, by set: {positions, unproven}, or "busy" while asked.
+    this.analyses = new Map();
     this.unsubscribe = conn.onFrame((frame) => {
       if (frame.match === this.id && (frame.type === "state" || frame.type === "event")) this.frames.push(frame);
     });
@@ -118,6 +120,72 @@ export class ReplayView {
     }
   }
 
+  /** The solver's word on this step's position, and the moves where a set was thrown away. */
+  analysisCard(step) {
+    const analysis = this.analyses.get(step.set);
+    const children = [el("h2", { id: "analysis-heading", text: t("analysis_heading") })];
+    if (!analysis) {
+      children.push(
+        el("p", { class: "hint", text: t("analysis_hint") }),
+        el("button", { type: "button", class: "secondary", id: "analyse", text: t("analysis_button", { n: step.set }), onclick: () => this.analyse(step.set) }),
+      );
+    } else if (analysis === "busy") {
+      children.push(el("p", { id: "analysis-busy", text: t("analysis_busy") }));
+    } else if (analysis.error) {
+      children.push(el("p", { id: "analysis-error", text: analysis.error }));
+    } else {
+      const here = analysis.positions.find((p) => p.ply === step.ply);
+      const who = here ? playerName(step.state, here.to_move) : "";
+      const verdict = !here
+        ? ""
+        : here.value
+          ? t(`analysis_${here.value}`, { who }) + (here.keeps?.length ? ` ${t("analysis_keeps", { moves: here.keeps.slice(0, 12).join(", ") })}` : "")
+          : here.played
+            ? t("analysis_unproven")
+            : t("analysis_over");
+      children.push(el("p", { id: "analysis-verdict", text: verdict }));
+      // The move that led here, when it gave something away.
+      const before = analysis.positions.find((p) => p.ply === step.ply - 1);
+      if (before?.thrown) children.push(el("p", { class: "thrown", id: "analysis-thrown", text: t(`analysis_thrown_${before.thrown}`, { who: playerName(step.state, before.to_move), move: before.played }) }));
+      const turning = analysis.positions.filter((p) => p.thrown);
+      children.push(
+        el("h3", { id: "turning-heading", text: t("analysis_turning") }),
+        turning.length
+          ? el(
+              "ul",
+              { id: "turning-points", "aria-labelledby": "turning-heading" },
+              turning.map((p) =>
+                el("li", {}, [
+                  el("button", {
+                    type: "button",
+                    class: "link",
+                    text: t("analysis_turning_item", { n: p.ply + 1, move: p.played, what: t(`analysis_gave_${p.thrown}`) }),
+                    onclick: () => this.go(this.steps.findIndex((x) => x.set === step.set && x.ply === p.ply + 1)),
+                  }),
+                ]),
+              ),
+            )
+          : el("p", { id: "turning-points", text: t("analysis_no_turning") }),
+        analysis.unproven ? el("p", { class: "hint", text: t("analysis_unproven_count", { n: analysis.unproven }) }) : null,
+      );
+    }
+    return el("section", { class: "card analysis", id: "analysis", "aria-labelledby": "analysis-heading", "aria-live": "polite" }, children);
+  }
+
+  /** Asks the server's solver about every position of set `n` (bounded there, cached). */
+  async analyse(n) {
+    this.analyses.set(n, "busy");
+    this.paint();
+    try {
+      const response = await fetch(`/api/matches/${encodeURIComponent(this.id)}/analysis?set=${n}`, { cache: "no-store" });
+      const body = await response.json();
+      this.analyses.set(n, response.ok ? body : { error: body.message || t("analysis_failed") });
+    } catch {
+      this.analyses.set(n, { error: t("analysis_failed") });
+    }
+    this.paint();
+  }
+
   where(step) {
     const plies = Math.max(...this.steps.filter((s) => s.set === step.set).map((s) => s.ply));
     if (step.ply === 0) return t("replay_where_start", { set: step.set, plies });
@@ -176,6 +244,7 @@ export class ReplayView {
           el("p", { id: "replay-said", text: [step.said, step.ended].filter(Boolean).join(". ") }),
           el("a", { href: `/api/matches/${encodeURIComponent(this.id)}/record`, download: `${this.id}.pgn`, id: "replay-record", class: "button secondary", text: t("replay_record") }),
         ]),
+        s.game === "pentago" ? this.analysisCard(step) : null,
       ]),
     );
     if (focused) document.getElementById(focused)?.focus({ preventScroll: true });

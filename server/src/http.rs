@@ -35,6 +35,7 @@ pub fn router(app: Arc<App>, metrics: Option<PrometheusHandle>) -> Router {
         .route("/api/matches", get(list_matches))
         .route("/api/matches/{id}", get(match_state))
         .route("/api/matches/{id}/record", get(match_record))
+        .route("/api/matches/{id}/analysis", get(match_analysis))
         .route("/api/tournaments", get(list_tournaments))
         .route("/api/tournaments/{id}", get(tournament_view))
         .route("/api/tournaments/{id}/trf", get(tournament_trf))
@@ -159,6 +160,34 @@ async fn match_record(Path(id): Path<String>, State(app): State<Arc<App>>) -> Re
     match app.record(&id).await {
         Some(text) => ([("content-type", "text/plain; charset=utf-8")], text).into_response(),
         None => unknown_match(&id),
+    }
+}
+
+#[derive(serde::Deserialize)]
+struct AnalysisQuery {
+    set: Option<u8>,
+}
+
+/// `?set=N` (1 by default): the solver's verdict on each position of that set.
+async fn match_analysis(
+    Path(id): Path<String>,
+    State(app): State<Arc<App>>,
+    query: Result<Query<AnalysisQuery>, QueryRejection>,
+) -> Response {
+    use crate::analysis::Refused;
+    let Ok(Query(query)) = query else {
+        return bad_request("set is the number of a set of the match");
+    };
+    match app.analyse(&id, query.set.unwrap_or(1)).await {
+        Ok(analysis) => Json(analysis).into_response(),
+        Err(Refused::UnknownMatch) => unknown_match(&id),
+        Err(Refused::NotFinished) => (
+            StatusCode::CONFLICT,
+            Json(json!({"code": "match_not_finished", "message": "a match is analysed once it is finished, never during play"})),
+        )
+            .into_response(),
+        Err(Refused::NotPentago) => bad_request("the solver is for Pentago"),
+        Err(Refused::NoSuchSet) => bad_request("this match has no such set"),
     }
 }
 

@@ -6,6 +6,7 @@
 //! ([`http`]) serves the WebSocket endpoint and read-only JSON; [`store`] keeps everything.
 
 mod accounts;
+mod analysis;
 mod archive;
 pub mod guard;
 mod house_bot;
@@ -52,6 +53,7 @@ pub struct App {
     accounts: Accounts,
     tournaments: tournament::Tournaments,
     archive: archive::Cache,
+    analyses: analysis::Analyses,
     /// Rooms report finished rounds here; the tournaments listen.
     finished: FinishSink,
     finished_rx: std::sync::Mutex<
@@ -161,6 +163,7 @@ impl App {
             accounts: Accounts::default(),
             tournaments: tournament::Tournaments::default(),
             archive: archive::Cache::default(),
+            analyses: analysis::Analyses::default(),
             finished,
             finished_rx: std::sync::Mutex::new(Some(finished_rx)),
         })
@@ -431,6 +434,53 @@ impl App {
         let config = room::config_of(&stored.spec).ok()?;
         let record = hakem_round::record::record_of(&stored.id, &config, &stored.frames);
         Some(record.to_text())
+    }
+
+    /// The solver's verdict on every position of set `set` of a finished Pentago match.
+    pub async fn analyse(
+        &self,
+        match_id: &str,
+        set: u8,
+    ) -> Result<analysis::SetAnalysis, analysis::Refused> {
+        use analysis::Refused;
+        let state = self
+            .match_state(match_id)
+            .await
+            .ok_or(Refused::UnknownMatch)?;
+        if state.status != hakem_protocol::MatchStatus::Finished {
+            return Err(Refused::NotFinished);
+        }
+        let stored = match &self.store {
+            Some(store) if match_id.len() <= 64 => store
+                .load(match_id)
+                .await
+                .ok()
+                .flatten()
+                .ok_or(Refused::UnknownMatch)?,
+            _ => return Err(Refused::UnknownMatch),
+        };
+        let config = room::config_of(&stored.spec).map_err(|_| Refused::UnknownMatch)?;
+        let record = hakem_round::record::record_of(&stored.id, &config, &stored.frames);
+        let block = record
+            .blocks
+            .iter()
+            .find(|b| b.tag("Set") == Some(set.to_string().as_str()))
+            .ok_or(Refused::NoSuchSet)?;
+        let first = match block.tag("FirstMover") {
+            Some("p2") => hakem_protocol::Seat::P2,
+            _ => hakem_protocol::Seat::P1,
+        };
+        let moves = block.moves.iter().map(|m| m.notation.clone()).collect();
+        self.analyses
+            .analyse(
+                match_id,
+                state.status,
+                (&state.game, &state.variant),
+                set,
+                first,
+                moves,
+            )
+            .await
     }
 
     /// A page of the match list: the live matches, the newest first, or the finished ones,

@@ -89,3 +89,58 @@ async fn an_exported_record_replays_and_verifies() {
     let (status, _) = server.get("/api/matches/nosuchmatch/record");
     assert_eq!(status, 404);
 }
+
+#[tokio::test]
+async fn a_finished_pentago_set_is_analysed_by_the_solver_never_a_live_one() {
+    let server = Server::start();
+    let (mut p1, mut p2, m) = seated_pair(
+        &server,
+        json!({"game": "pentago", "sets": 1, "players": {"p1": "Ayşe", "p2": "Bora"}}),
+    )
+    .await;
+    // Not while the match is played.
+    let (status, body) = server.get(&format!("/api/matches/{}/analysis?set=1", m.id));
+    assert_eq!(status, 409, "{body}");
+    assert!(body.contains("never during play"), "{body}");
+
+    play(&mut p1, &mut p2, &m.id, TR_FIRST_WINS).await;
+    p1.event("round_ended").await;
+    let plies = TR_FIRST_WINS.split_whitespace().count();
+    let analysis = server.get_json(&format!("/api/matches/{}/analysis?set=1", m.id));
+    let positions = analysis["positions"].as_array().unwrap();
+    assert_eq!(positions.len(), plies + 1, "{analysis}");
+    // The last position is over: no verdict. The one before: the mover (p1) wins, and the
+    // move played is among those that keep the win.
+    let last = &positions[plies];
+    assert!(last.get("value").is_none(), "{last}");
+    let before = &positions[plies - 1];
+    assert_eq!(before["to_move"], "p1");
+    assert_eq!(before["value"], "win", "{before}");
+    assert_eq!(before["played"], "f2sw");
+    let keeps: Vec<&str> = before["keeps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k.as_str().unwrap())
+        .collect();
+    assert!(keeps.contains(&"f2sw"), "{keeps:?}");
+    // Every proven verdict is one of the three, and a second request is served the same.
+    for p in positions {
+        if let Some(v) = p.get("value") {
+            assert!(
+                ["win", "draw", "loss"].contains(&v.as_str().unwrap()),
+                "{p}"
+            );
+        }
+    }
+    let again = server.get_json(&format!("/api/matches/{}/analysis?set=1", m.id));
+    assert_eq!(again["positions"][plies - 1], *before);
+
+    // Refusals.
+    for (query, code) in [("?set=2", 400), ("?set=abc", 400), ("?set=999", 400)] {
+        let (status, body) = server.get(&format!("/api/matches/{}/analysis{query}", m.id));
+        assert_eq!(status, code, "{query}: {body}");
+    }
+    let (status, _) = server.get("/api/matches/nosuchmatch/analysis");
+    assert_eq!(status, 404);
+}

@@ -1,0 +1,209 @@
+//! The solver's verdict on each position of a finished Pentago set: on demand, bounded per
+//! request, cached per position, one analysis at a time. Never for a match still being
+//! played: a player cannot ask it about the game in front of them.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use hakem_engine::pentago::{solve_all, Budget, SolverTable, Value};
+use hakem_games::{AnyPosition, GameKind, Side};
+use hakem_protocol::{MatchStatus, Seat};
+use serde::Serialize;
+
+/// The solver's time for one position.
+const PER_POSITION: Duration = Duration::from_millis(300);
+/// The solver's time for one request, all positions together.
+const PER_REQUEST: Duration = Duration::from_secs(3);
+/// Positions remembered; the cache starts afresh when full (verdicts never change).
+const CACHE_POSITIONS: usize = 20_000;
+
+/// What the solver proved about one position, for the side to move.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct Verdict {
+    /// `win`, `draw` or `loss`; absent when not proven within the budget.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<&'static str>,
+    /// Every move that keeps the value.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub keeps: Vec<String>,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct PositionAnalysis {
+    /// Moves played before this position, in the set.
+    pub ply: u32,
+    pub to_move: Seat,
+    #[serde(flatten)]
+    pub verdict: Verdict,
+    /// The move played from here (none after the last).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub played: Option<String>,
+    /// What the move played gave away: `win` (a won position left not won) or `draw`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thrown: Option<&'static str>,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct SetAnalysis {
+    #[serde(rename = "match")]
+    pub match_id: String,
+    pub set: u8,
+    pub variant: String,
+    pub positions: Vec<PositionAnalysis>,
+    /// Positions the budget left unproven (the earliest, with the most empty cells).
+    pub unproven: usize,
+}
+
+/// Why there is no analysis.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Refused {
+    UnknownMatch,
+    NotFinished,
+    NotPentago,
+    NoSuchSet,
+}
+
+#[derive(Default)]
+pub struct Analyses {
+    cache: Mutex<HashMap<String, Verdict>>,
+    /// One analysis at a time: the solver takes a whole core.
+    running: tokio::sync::Mutex<()>,
+}
+
+impl Analyses {
+    /// Analyses set `set` of the finished match; `moves` are the set's moves in notation,
+    /// `first` the set's first mover.
+    pub async fn analyse(
+        &self,
+        match_id: &str,
+        status: MatchStatus,
+        (game, variant): (&str, &str),
+        set: u8,
+        first: Seat,
+        moves: Vec<String>,
+    ) -> Result<SetAnalysis, Refused> {
+        if status != MatchStatus::Finished {
+            return Err(Refused::NotFinished);
+        }
+        if game != "pentago" {
+            return Err(Refused::NotPentago);
+        }
+        let _turn = self.running.lock().await;
+        // Positions after each move, from the start of the set.
+        let mut positions = Vec::with_capacity(moves.len() + 1);
+        let mut position =
+            AnyPosition::new(GameKind::Pentago, Some(variant)).map_err(|_| Refused::NotPentago)?;
+        positions.push(position.clone());
+        for mv in &moves {
+            if position.play_str(mv).is_err() {
+                break;
+            }
+            positions.push(position.clone());
+        }
+        let keys: Vec<String> = (0..positions.len())
+            .map(|i| format!("{variant} {}", moves[..i].join(" ")))
+            .collect();
+        let known: Vec<Option<Verdict>> = {
+            let cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+            keys.iter().map(|k| cache.get(k).cloned()).collect()
+        };
+        let solved = tokio::task::spawn_blocking(move || solve_set(&positions, known))
+            .await
+            .map_err(|_| Refused::NoSuchSet)?;
+        {
+            let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+            if cache.len() + solved.len() > CACHE_POSITIONS {
+                cache.clear();
+            }
+            for (key, (verdict, _)) in keys.iter().zip(&solved) {
+                if verdict.value.is_some() {
+                    cache.insert(key.clone(), verdict.clone());
+                }
+            }
+        }
+        let seat_of = |side: Side| match side {
+            Side::First => first,
+            Side::Second => first.other(),
+        };
+        let mut out: Vec<PositionAnalysis> = solved
+            .iter()
+            .enumerate()
+            .map(|(ply, (verdict, side))| PositionAnalysis {
+                ply: ply as u32,
+                to_move: seat_of(*side),
+                verdict: verdict.clone(),
+                played: moves.get(ply).cloned(),
+                thrown: None,
+            })
+            .collect();
+        // A move throws away what the position held when the next position, for the
+        // opponent, is no longer lost (a win given up) or is won (a draw given up).
+        for ply in 0..out.len().saturating_sub(1) {
+            let (now, next) = (out[ply].verdict.value, out[ply + 1].verdict.value);
+            out[ply].thrown = match (now, next) {
+                (Some("win"), Some("draw" | "win")) => Some("win"),
+                (Some("draw"), Some("win")) => Some("draw"),
+                _ => None,
+            };
+        }
+        let unproven = out
+            .iter()
+            .filter(|p| p.verdict.value.is_none() && p.played.is_some())
+            .count();
+        Ok(SetAnalysis {
+            match_id: match_id.to_string(),
+            set,
+            variant: variant.to_string(),
+            positions: out,
+            unproven,
+        })
+    }
+}
+
+/// Solves the positions from the last to the first (the fewest empty cells first, the
+/// quickest), each within its budget and all within the request's; a finished position has no
+/// verdict.
+fn solve_set(positions: &[AnyPosition], known: Vec<Option<Verdict>>) -> Vec<(Verdict, Side)> {
+    let start = Instant::now();
+    let mut out: Vec<(Verdict, Side)> = positions
+        .iter()
+        .map(|p| {
+            (
+                Verdict {
+                    value: None,
+                    keeps: Vec::new(),
+                },
+                p.to_move(),
+            )
+        })
+        .collect();
+    let mut table = SolverTable::new(18);
+    for (i, position) in positions.iter().enumerate().rev() {
+        if let Some(verdict) = &known[i] {
+            out[i].0 = verdict.clone();
+            continue;
+        }
+        let AnyPosition::Pentago(p) = position else {
+            continue;
+        };
+        if position.outcome().is_some() {
+            continue;
+        }
+        let left = PER_REQUEST.saturating_sub(start.elapsed());
+        if left.is_zero() {
+            break;
+        }
+        if let Ok((value, keeps)) = solve_all(p, Budget::time(PER_POSITION.min(left)), &mut table) {
+            out[i].0 = Verdict {
+                value: Some(match value {
+                    Value::Win => "win",
+                    Value::Draw => "draw",
+                    Value::Loss => "loss",
+                }),
+                keeps: keeps.iter().map(ToString::to_string).collect(),
+            };
+        }
+    }
+    out
+}
