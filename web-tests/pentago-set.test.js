@@ -41,9 +41,15 @@ test("two pages play a Pentago set to the end, a spectator sees every move, the 
   assert.match(await p1.textContent("#role"), /You play as Ayşe Yılmaz/);
   assert.match(await watcher.textContent("#role"), /watching/);
 
+  // Sounds are off until turned on (here on Bora Kaya's page).
+  assert.equal(await p2.isChecked("#sounds"), false);
+  await p2.check("#sounds");
   await p1.click("#ready");
   await p2.click("#ready");
   await p1.waitForFunction(() => document.querySelector("#turn-line").textContent.includes("Your turn"));
+  // The tab's title says whose turn it is.
+  assert.equal(await p1.title(), "● Your turn · Pentago: Ayşe Yılmaz – Bora Kaya — hakem");
+  assert.equal(await p2.title(), "Ayşe Yılmaz to move · Pentago: Ayşe Yılmaz – Bora Kaya — hakem");
   // The legal cells come from the server and are marked on the mover's board only.
   await p1.waitForSelector('[data-cell="b1"].legal');
   assert.equal(await watcher.$$eval(".cell.legal", (cells) => cells.length), 0);
@@ -66,6 +72,11 @@ test("two pages play a Pentago set to the end, a spectator sees every move, the 
       [i + 1, mv],
     );
 
+    if (i === 0) {
+      // A move sounds on the page that turned sounds on, and only there.
+      await p2.waitForFunction(() => document.body.dataset.sound === "move");
+      assert.equal(await p1.evaluate(() => document.body.dataset.sound ?? null), null);
+    }
     if (i === 6) {
       // The arbiter warns Bora Kaya (p2) with a reason; both players see it.
       await arbiter.selectOption("#warn-seat", "p2");
@@ -86,6 +97,7 @@ test("two pages play a Pentago set to the end, a spectator sees every move, the 
     assert.match(await page.textContent("#sets"), /five in a row for both/);
   }
   assert.deepEqual(await moveList(watcher), TR_FIRST_WINS);
+  await p2.waitForFunction(() => document.body.dataset.sound === "end");
   assert.deepEqual(await moveList(p2), TR_FIRST_WINS);
   // Both may get ready for set 2, in which Bora Kaya moves first.
   await p2.waitForSelector("#ready:not([hidden])");

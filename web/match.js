@@ -7,6 +7,7 @@ import { ServerError } from "./net.js";
 import { t } from "./i18n.js";
 import { createBoard, el, parsePentagoMove } from "./board.js";
 import { boardFacts, boardView } from "./position.js";
+import { play, setSounds, soundsOn } from "./sound.js";
 import { fold } from "./fold.js";
 import {
   clockWords,
@@ -114,7 +115,6 @@ export class MatchView {
     const before = this.model;
     this.model = s;
     this.setClocks(s.clocks);
-    if (before?.game !== s.game || !before) document.title = `hakem — ${t(`game_${s.game}`)}: ${playerName(s, "p1")} – ${playerName(s, "p2")}`;
     this.render();
   }
 
@@ -150,6 +150,11 @@ export class MatchView {
     if (["moved", "set_started", "set_ended"].includes(e.kind)) this.selectedQuadrant = null;
     this.setClocks(frame.clocks);
     this.sayCaptures(before, this.model);
+    if (!this.catchingUp) {
+      if (e.kind === "moved") play("move");
+      if (e.kind === "set_ended") play("end");
+      if (e.kind === "set_started") this.lowSaid = false;
+    }
     // The match so far is drawn once, when it has all come in.
     if (!this.catchingUp) this.render();
   }
@@ -511,10 +516,12 @@ export class MatchView {
     ]);
 
     const roleLabel = el("p", { class: `role role-${this.role}`, id: "role" });
+    const sounds = el("input", { type: "checkbox", id: "sounds", checked: soundsOn(), onchange: (e) => setSounds(e.target.checked) });
+    const soundsRow = el("div", { class: "check sounds" }, [sounds, el("label", { for: "sounds", text: t("sounds") })]);
     main.replaceChildren(
       E.fatal,
       el("div", { class: "match" }, [
-        el("div", { class: "match-head" }, [E.title, E.subtitle, E.tournament, roleLabel, E.status, E.result, E.replay]),
+        el("div", { class: "match-head" }, [E.title, E.subtitle, E.tournament, roleLabel, E.status, E.result, E.replay, soundsRow]),
         el("div", { class: "match-body" }, [
           el("section", { class: "board-area", "aria-label": t("board_area") }, [E.boardBox, E.boardTools]),
           el("div", { class: "side" }, [
@@ -598,6 +605,7 @@ export class MatchView {
       return;
     }
     main.querySelector(".match").hidden = false;
+    this.paintTitle();
     const s = this.model;
     if (!s) {
       E.title.textContent = t("loading");
@@ -811,6 +819,19 @@ export class MatchView {
     this.el.claims.replaceChildren(...(claims.length ? claims.map(item) : [el("li", { class: "empty", text: t("no_claims") })]));
   }
 
+  /** The tab's title says whose turn it is, so that a player in another tab sees it. */
+  paintTitle() {
+    const s = this.model;
+    if (!s) return;
+    const match = `${t(`game_${s.game}`)}: ${playerName(s, "p1")} – ${playerName(s, "p2")}`;
+    const pos = s.position || {};
+    const mover = pos.awaiting_press || pos.to_move;
+    let now = "";
+    if (s.status === "finished") now = t("title_over");
+    else if (s.status === "playing" && mover) now = this.role === "player" && mover === this.you ? t("title_your_turn") : t("title_to_move", { who: playerName(s, mover) });
+    document.title = now ? `${now} · ${match} — hakem` : `${match} — hakem`;
+  }
+
   paintClocks() {
     const s = this.model;
     if (!s || !this.el) return;
@@ -822,7 +843,13 @@ export class MatchView {
       const text = ms === null ? "—" : formatClock(ms);
       if (node.textContent !== text) node.textContent = text;
       node.classList.toggle("running", running && !this.clockBase?.paused);
-      node.classList.toggle("low", ms !== null && ms < 30000 && s.status === "playing");
+      const low = ms !== null && ms < 30000 && s.status === "playing";
+      node.classList.toggle("low", low);
+      // Once a set, when the reader's own clock runs low.
+      if (low && running && seat === this.you && !this.lowSaid) {
+        this.lowSaid = true;
+        play("low");
+      }
       node.setAttribute("aria-label", `${t("clock_of", { name: playerName(s, seat) })}: ${ms === null ? t("untimed") : clockWords(ms)}`);
     }
   }

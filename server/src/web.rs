@@ -41,6 +41,7 @@ const ASSETS: &[Asset] = &[
     asset!("net.js", JS),
     asset!("position.js", JS),
     asset!("replay.js", JS),
+    asset!("sound.js", JS),
     asset!("tournament.js", JS),
     asset!("ui.js", JS),
     asset!("words.js", JS),

@@ -1,0 +1,50 @@
+// Sounds of a match, off until the reader turns them on (kept in this browser): a move, the
+// clock running low, a set's end. Tones made on the spot (Web Audio), no files to load. The
+// last sound played is marked on the page (`data-sound` on <body>), which the tests read.
+
+const KEY = "hakem.sounds";
+
+const TONES = {
+  move: [[660, 0.06]],
+  low: [
+    [440, 0.08],
+    [440, 0.08],
+  ],
+  end: [
+    [523, 0.1],
+    [784, 0.18],
+  ],
+};
+
+let context = null;
+
+export function soundsOn() {
+  return localStorage.getItem(KEY) === "1";
+}
+
+export function setSounds(on) {
+  localStorage.setItem(KEY, on ? "1" : "0");
+}
+
+/** Plays `kind` (`move`, `low`, `end`) if sounds are on. */
+export function play(kind) {
+  if (!soundsOn() || !TONES[kind]) return;
+  document.body.dataset.sound = kind;
+  try {
+    context ??= new AudioContext();
+    let at = context.currentTime;
+    for (const [hz, seconds] of TONES[kind]) {
+      const osc = context.createOscillator();
+      const gain = context.createGain();
+      osc.frequency.value = hz;
+      gain.gain.setValueAtTime(0.15, at);
+      gain.gain.exponentialRampToValueAtTime(0.001, at + seconds);
+      osc.connect(gain).connect(context.destination);
+      osc.start(at);
+      osc.stop(at + seconds);
+      at += seconds + 0.04;
+    }
+  } catch {
+    // No audio here (a browser without Web Audio): the page works without it.
+  }
+}
