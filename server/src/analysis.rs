@@ -116,8 +116,10 @@ impl Analyses {
             if cache.len() + solved.len() > CACHE_POSITIONS {
                 cache.clear();
             }
-            for (key, (verdict, _)) in keys.iter().zip(&solved) {
-                if verdict.value.is_some() {
+            // A position tried with its whole budget gives the same answer next time, proven
+            // or not: asking again costs nothing.
+            for (key, (verdict, _, tried)) in keys.iter().zip(&solved) {
+                if *tried {
                     cache.insert(key.clone(), verdict.clone());
                 }
             }
@@ -129,7 +131,7 @@ impl Analyses {
         let mut out: Vec<PositionAnalysis> = solved
             .iter()
             .enumerate()
-            .map(|(ply, (verdict, side))| PositionAnalysis {
+            .map(|(ply, (verdict, side, _))| PositionAnalysis {
                 ply: ply as u32,
                 to_move: seat_of(*side),
                 verdict: verdict.clone(),
@@ -163,10 +165,10 @@ impl Analyses {
 
 /// Solves the positions from the last to the first (the fewest empty cells first, the
 /// quickest), each within its budget and all within the request's; a finished position has no
-/// verdict.
-fn solve_set(positions: &[AnyPosition], known: Vec<Option<Verdict>>) -> Vec<(Verdict, Side)> {
+/// verdict. Each comes with whether it was tried with its whole budget (or known already).
+fn solve_set(positions: &[AnyPosition], known: Vec<Option<Verdict>>) -> Vec<(Verdict, Side, bool)> {
     let start = Instant::now();
-    let mut out: Vec<(Verdict, Side)> = positions
+    let mut out: Vec<(Verdict, Side, bool)> = positions
         .iter()
         .map(|p| {
             (
@@ -175,6 +177,7 @@ fn solve_set(positions: &[AnyPosition], known: Vec<Option<Verdict>>) -> Vec<(Ver
                     keeps: Vec::new(),
                 },
                 p.to_move(),
+                false,
             )
         })
         .collect();
@@ -182,6 +185,7 @@ fn solve_set(positions: &[AnyPosition], known: Vec<Option<Verdict>>) -> Vec<(Ver
     for (i, position) in positions.iter().enumerate().rev() {
         if let Some(verdict) = &known[i] {
             out[i].0 = verdict.clone();
+            out[i].2 = true;
             continue;
         }
         let AnyPosition::Pentago(p) = position else {
@@ -194,7 +198,9 @@ fn solve_set(positions: &[AnyPosition], known: Vec<Option<Verdict>>) -> Vec<(Ver
         if left.is_zero() {
             break;
         }
+        out[i].2 = left >= PER_POSITION;
         if let Ok((value, keeps)) = solve_all(p, Budget::time(PER_POSITION.min(left)), &mut table) {
+            out[i].2 = true;
             out[i].0 = Verdict {
                 value: Some(match value {
                     Value::Win => "win",
