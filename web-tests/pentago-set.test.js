@@ -145,6 +145,12 @@ test("a claim made while no arbiter watches waits for one, who upholds it with a
   await openMatch(watcher, links.watch);
   assert.equal(await watcher.$$eval("#claims", (nodes) => nodes.length), 0);
   await assertNoViolations(arbiter, "the arbiter's page with an open claim");
+  // Another language redraws the page: the claim stays, with its buttons.
+  await arbiter.click("#lang-switch");
+  await arbiter.waitForSelector("#claim-1.open #claim-1-uphold");
+  assert.match(await arbiter.textContent("#claim-1-uphold"), /Kabul et/);
+  await arbiter.click("#lang-switch");
+  await arbiter.waitForSelector("#claim-1.open #claim-1-uphold");
 
   await arbiter.fill("#claim-1-reason", "Seen on the board camera");
   await arbiter.check("#claim-1-warn");

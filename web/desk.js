@@ -150,6 +150,11 @@ export class Desk {
     this.paintOverview();
   }
 
+  /** After a lost connection the server has forgotten the joins: the boards are joined again. */
+  rejoin() {
+    if (this.model) this.follow(this.model);
+  }
+
   /** Joins every match of the current round as its arbiter (the tournament's token opens them). */
   follow(v) {
     for (const match of this.boards.keys()) conn.request({ type: "leave", match }).catch(() => {});

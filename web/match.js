@@ -359,6 +359,8 @@ export class MatchView {
   // --- layout ---------------------------------------------------------------------------------
 
   build() {
+    // A new claims list is drawn from scratch (after a change of language, say).
+    this.claimsKey = null;
     this.board = null;
     this.boardGame = null;
     const seatPanel = (seat) =>

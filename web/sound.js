@@ -22,16 +22,30 @@ export function soundsOn() {
   return localStorage.getItem(KEY) === "1";
 }
 
+/** Turns sounds on or off; called from the reader's click, which lets the page make sound. */
 export function setSounds(on) {
   localStorage.setItem(KEY, on ? "1" : "0");
+  if (on) audio();
+}
+
+/** The audio context, woken if the browser put it to sleep (it waits for a click first). */
+function audio() {
+  try {
+    context ??= new AudioContext();
+    if (context.state === "suspended") context.resume().catch(() => {});
+  } catch {
+    context = null;
+  }
+  return context;
 }
 
 /** Plays `kind` (`move`, `low`, `end`) if sounds are on. */
 export function play(kind) {
   if (!soundsOn() || !TONES[kind]) return;
   document.body.dataset.sound = kind;
+  const context = audio();
+  if (!context) return;
   try {
-    context ??= new AudioContext();
     let at = context.currentTime;
     for (const [hz, seconds] of TONES[kind]) {
       const osc = context.createOscillator();

@@ -32,8 +32,12 @@ export class TournamentView {
     this.unsubscribe = conn.onFrame((frame) => {
       if (frame.type === "tournament" && frame.tournament === this.id) this.take(frame);
     });
-    // After a lost connection the server knows nothing of this page: watch again.
-    conn.onReconnect = () => this.watch();
+    // After a lost connection the server knows nothing of this page: watch again, and the desk
+    // joins its boards again.
+    conn.onReconnect = () => {
+      this.desk?.rejoin();
+      return this.watch();
+    };
     this.paint();
     this.watch();
   }

@@ -62,6 +62,8 @@ pub enum Refused {
     NotFinished,
     NotPentago,
     NoSuchSet,
+    /// The solver is analysing another set: try again in a few seconds.
+    Busy,
 }
 
 #[derive(Default)]
@@ -89,7 +91,6 @@ impl Analyses {
         if game != "pentago" {
             return Err(Refused::NotPentago);
         }
-        let _turn = self.running.lock().await;
         // Positions after each move, from the start of the set.
         let mut positions = Vec::with_capacity(moves.len() + 1);
         let mut position =
@@ -107,6 +108,17 @@ impl Analyses {
         let known: Vec<Option<Verdict>> = {
             let cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
             keys.iter().map(|k| cache.get(k).cloned()).collect()
+        };
+        // A set known already is answered at once; one to solve waits for nobody: while the
+        // solver works on one request the others are told to come back.
+        let everything_known = known
+            .iter()
+            .zip(&positions)
+            .all(|(k, p)| k.is_some() || p.outcome().is_some());
+        let _turn = if everything_known {
+            None
+        } else {
+            Some(self.running.try_lock().map_err(|_| Refused::Busy)?)
         };
         let solved = tokio::task::spawn_blocking(move || solve_set(&positions, known))
             .await

@@ -45,6 +45,11 @@ impl Archived {
         self.round.state(&self.id, self.seq, 0, wall_clock_ms())
     }
 
+    /// Every claim of the match, for its arbiter and players.
+    pub fn claims(&self) -> Vec<hakem_protocol::ClaimView> {
+        self.round.claims().to_vec()
+    }
+
     pub fn summary(&self, finished_ms: Option<u64>) -> MatchSummary {
         room::summary_of_round(&self.id, &self.round, self.created_ms, finished_ms)
     }

@@ -188,6 +188,12 @@ async fn match_analysis(
             .into_response(),
         Err(Refused::NotPentago) => bad_request("the solver is for Pentago"),
         Err(Refused::NoSuchSet) => bad_request("this match has no such set"),
+        Err(Refused::Busy) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            [(header::RETRY_AFTER, "3")],
+            Json(json!({"code": "busy", "message": "the solver is analysing another set; try again in a few seconds"})),
+        )
+            .into_response(),
     }
 }
 

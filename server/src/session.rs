@@ -18,7 +18,7 @@ use tokio_tungstenite::tungstenite;
 
 use crate::listen::Peer;
 use crate::outbox::{ConnId, Outbox, Outgoing};
-use crate::room::{role_of, Action, Credential, Join, RoomHandle};
+use crate::room::{role_of, Action, Credential, Join, Role, RoomHandle};
 use crate::store::Store;
 use crate::tokens::same_token;
 use crate::tournament::{self, Caller, Failure};
@@ -1024,6 +1024,11 @@ impl Session {
                     };
                     let mut state = archived.state();
                     state.you = Some(role.as_str().to_string());
+                    // Claims are between the players and the arbiter, as in a live room.
+                    let shown_claims = role != Role::Spectator;
+                    if shown_claims {
+                        state.claims = Some(archived.claims());
+                    }
                     if entry.legal_moves {
                         state.position.legal_moves = Some(Vec::new());
                     }
@@ -1043,6 +1048,9 @@ impl Session {
                                     crate::wall_clock_ms(),
                                 );
                                 first.you = state.you.clone();
+                                if shown_claims {
+                                    first.claims = Some(Vec::new());
+                                }
                                 self.send(&ServerMessage::State(Box::new(first)));
                             }
                             self.outbox.replay(id, 1, seq, self.boards);

@@ -342,3 +342,65 @@ async fn a_match_nobody_plays_expires() {
     assert_eq!(page["matches"][0]["match"], json!(idle.id));
     assert_eq!(page["matches"][0]["expired"], true);
 }
+
+#[tokio::test]
+async fn a_claim_on_a_retired_match_still_reaches_a_later_arbiter() {
+    let server = Server::start_with(&["--retire-after", "1"]);
+    let (mut p1, mut p2, m) = started(&server, &[], json!({"game": "pentago", "sets": 1})).await;
+    play(&mut p1, &mut p2, &m.id, &TR_FIRST_WINS).await;
+    p1.event("round_ended").await;
+    // The loser may still claim against the move that ended the set.
+    p2.accepted(json!({"type": "claim", "match": m.id, "text": "the last turn was two quadrants"}))
+        .await;
+    eventually("the room retires", Duration::from_secs(10), || {
+        metric(&server, "hakem_rooms") == 0.0
+    })
+    .await;
+    // Read from the store: the arbiter and the players see the claim; a spectator does not.
+    for (name, join) in [
+        (
+            "arbiter",
+            json!({"type": "join", "match": m.id, "arbiter_token": m.arbiter}),
+        ),
+        (
+            "arbiter with history",
+            json!({"type": "join", "match": m.id, "arbiter_token": m.arbiter, "history": true}),
+        ),
+        (
+            "p1",
+            json!({"type": "join", "match": m.id, "seat_token": m.p1}),
+        ),
+    ] {
+        let mut c = hello(&server, name, &[]).await;
+        let mut message = join.clone();
+        message["id"] = json!("j");
+        c.send(message).await;
+        let frames = until_reply(&mut c, "j").await;
+        let states: Vec<&Value> = frames.iter().filter(|f| f["type"] == "state").collect();
+        let state = states.last().expect("a state");
+        if name == "arbiter with history" {
+            // The first state, then the events: the claim is among them and the list is kept.
+            assert_eq!(state["claims"], json!([]), "{name}: {state}");
+            assert!(
+                frames.iter().any(|f| f["event"]["kind"] == "claim"),
+                "{name}"
+            );
+        } else {
+            assert_eq!(
+                state["claims"][0]["text"], "the last turn was two quadrants",
+                "{name}: {state}"
+            );
+            assert_eq!(state["claims"][0]["status"], "open");
+        }
+    }
+    let mut spectator = hello(&server, "spectator", &[]).await;
+    spectator
+        .send(json!({"type": "watch", "match": m.id, "id": "w"}))
+        .await;
+    let frames = until_reply(&mut spectator, "w").await;
+    let state = frames
+        .iter()
+        .find(|f| f["type"] == "state")
+        .expect("a state");
+    assert!(state.get("claims").is_none(), "{state}");
+}

@@ -150,20 +150,25 @@ pub async fn restore(app: &App) -> Result<usize, String> {
                 continue;
             }
         };
-        // The changes since the snapshot, in order; one that cannot be read or applied stops
-        // the replay there (and is logged), rather than guessing past it.
+        // The changes since the snapshot, in order. One that cannot be read or applied leaves
+        // the tournament out (logged, its rows untouched) rather than running it from a state
+        // it never had, or storing new changes over the ones not replayed.
         let changes = store
             .tournament_changes(&id, t.changes_applied)
             .await
             .map_err(|e| e.to_string())?;
+        let mut replayed = Ok(());
         for line in changes {
-            let applied = serde_json::from_str::<Change>(&line)
+            replayed = serde_json::from_str::<Change>(&line)
                 .map_err(|e| e.to_string())
                 .and_then(|change| t.replay(&change).map_err(|r| format!("{r:?}")));
-            if let Err(e) = applied {
-                tracing::error!(tournament = %id, change = %line, error = %e, "tournament change not replayed");
+            if let Err(e) = &replayed {
+                tracing::error!(tournament = %id, change = %line, error = %e, "tournament change not replayed: the tournament is not loaded");
                 break;
             }
+        }
+        if replayed.is_err() {
+            continue;
         }
         app.tournaments.insert(t);
         catch_up(app, &id).await;

@@ -112,3 +112,48 @@ async fn a_tournament_catches_up_with_its_matches_at_start() {
     assert!(second.run_tournaments().await.is_err(), "only once");
     let _ = std::fs::remove_file(&path);
 }
+
+#[tokio::test]
+async fn a_change_that_cannot_be_replayed_leaves_the_tournament_out_untouched() {
+    let path = std::env::temp_dir().join(format!("hakem-replay-{}.db", std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    let url = format!("sqlite://{}", path.display());
+    let first = server(&url).await;
+    let created = tournament::create(&first, create(&["Ak", "Bal"]))
+        .await
+        .unwrap();
+    drop(first);
+
+    // A change written by something else: the server must not guess past it.
+    let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
+    let next: i64 =
+        sqlx::query_scalar("SELECT MAX(seq) + 1 FROM tournament_changes WHERE tournament = ?1")
+            .bind(&created.id)
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    sqlx::query("INSERT INTO tournament_changes (tournament, seq, change) VALUES (?1, ?2, ?3)")
+        .bind(&created.id)
+        .bind(next)
+        .bind(r#"{"change":"withdrawn","player":99}"#)
+        .execute(&pool)
+        .await
+        .unwrap();
+    pool.close().await;
+
+    let second = server(&url).await;
+    second.load_accounts().await.unwrap();
+    assert_eq!(second.run_tournaments().await.unwrap(), 0);
+    assert!(second.tournaments.view(&created.id).await.is_err());
+    // Its rows are as they were, for someone to look at.
+    let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
+    let rows: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) FROM tournament_changes WHERE tournament = ?1")
+            .bind(&created.id)
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    assert_eq!(rows, next);
+    pool.close().await;
+    let _ = std::fs::remove_file(&path);
+}
