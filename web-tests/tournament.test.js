@@ -427,3 +427,27 @@ test("the arbiter runs the event from the page: start, a late entry, a result en
   await page.waitForFunction(() => !document.querySelector("#alert").hidden);
   await page.close();
 });
+
+test("a player's page: their matches as they are paired, the link to their seat, said and sounded", { skip: bed.skip, timeout: 60000 }, async () => {
+  const created = await organizer.request({ type: "create_tournament", name: "Oyuncu Kupası", game: "pentago", rounds: 2, players: PLAYERS.slice(0, 2) });
+  const page = await newPage(bed.browser);
+  await page.goto(`${bed.server.url}/#/player?token=${created.players[0].token}`);
+  await waitForText(page, "#player-matches", "No match for you yet");
+  await page.check("#player-sounds");
+  // The round is paired: the page is told at once, with the link that seats the player.
+  await organizer.request({ type: "start_tournament", tournament: created.tournament });
+  await page.waitForSelector("#player-matches a");
+  const href = await page.getAttribute("#player-matches a", "href");
+  assert.match(href, new RegExp(`^#/match/${created.tournament}-r1b1\\?seat=[0-9a-f]+$`));
+  await page.waitForFunction(() => document.querySelector("#announcer").textContent.includes("Your Pentago match is ready."));
+  await page.waitForFunction(() => document.body.dataset.sound === "ready");
+  assert.match(await page.title(), /Your Pentago match is ready/);
+  await assertNoViolations(page, "a player's page with a match ready");
+  // The link seats them.
+  await page.click("#player-matches a");
+  await page.waitForFunction(() => /You play as/.test(document.querySelector("#role")?.textContent || ""));
+  // Without a token the page says what it needs.
+  await page.goto(`${bed.server.url}/#/player`);
+  await page.waitForSelector("#player-fatal");
+  await page.close();
+});

@@ -6,6 +6,7 @@
 import { t, lang, setLang, onLangChange } from "./i18n.js";
 import { LobbyView } from "./lobby.js";
 import { MatchView } from "./match.js";
+import { PlayerView } from "./player.js";
 import { ReplayView } from "./replay.js";
 import { TournamentView } from "./tournament.js";
 import { conn, showAlert } from "./ui.js";
@@ -51,6 +52,7 @@ function parseHash() {
   const params = new URLSearchParams(query);
   const m = /^\/match\/([^/]+)$/.exec(path);
   if (m) return { name: "match", id: decodeURIComponent(m[1]), params };
+  if (path === "/player") return { name: "player", params };
   const rm = /^\/replay\/([^/]+)$/.exec(path);
   if (rm) return { name: "replay", id: decodeURIComponent(rm[1]), params };
   const tm = /^\/tournament\/([^/]+)$/.exec(path);
@@ -66,6 +68,7 @@ function route() {
   if (where.name === "match") view = new MatchView(where.id, where.params);
   else if (where.name === "tournament") view = new TournamentView(where.id, where.params);
   else if (where.name === "replay") view = new ReplayView(where.id);
+  else if (where.name === "player") view = new PlayerView(where.params);
   else view = new LobbyView();
 }
 

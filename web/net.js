@@ -18,7 +18,9 @@ export class ServerError extends Error {
 }
 
 export class Connection {
-  constructor() {
+  /** `token`: an account's token, given in `hello` (the player's page); none for the others. */
+  constructor(token = null) {
+    this.token = token;
     this.ws = null;
     this.nextId = 1;
     this.waiting = new Map(); // id -> {resolve, reject}
@@ -46,7 +48,9 @@ export class Connection {
       this.ws = ws;
       this.setStatus("connecting");
       ws.addEventListener("open", () => {
-        ws.send(JSON.stringify({ type: "hello", protocol: PROTOCOL, client: CLIENT, features: FEATURES }));
+        const hello = { type: "hello", protocol: PROTOCOL, client: CLIENT, features: FEATURES };
+        if (this.token) hello.token = this.token;
+        ws.send(JSON.stringify(hello));
       });
       ws.addEventListener("message", (e) => {
         let frame;

@@ -39,6 +39,7 @@ const ASSETS: &[Asset] = &[
     asset!("lobby.js", JS),
     asset!("match.js", JS),
     asset!("net.js", JS),
+    asset!("player.js", JS),
     asset!("position.js", JS),
     asset!("replay.js", JS),
     asset!("sound.js", JS),
