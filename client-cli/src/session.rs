@@ -417,13 +417,13 @@ impl Session {
     }
 }
 
-/// Events that change the board, the score, the clocks or whose turn it is: the picture is
-/// drawn again after them (once a burst of them is over).
+/// Events that change the board, the score, the clocks, whose turn it is or the claims: the
+/// picture is drawn again after them (once a burst of them is over).
 fn redraws(event: &Event) -> bool {
+    // A claim redraws too: the picture lists the open ones (for the arbiter and the players).
     !matches!(
         event,
-        Event::Claim { .. }
-            | Event::PlayerConnected { .. }
+        Event::PlayerConnected { .. }
             | Event::PlayerDisconnected { .. }
             | Event::Ready { .. }
             | Event::Declared { .. }
