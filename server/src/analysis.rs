@@ -225,3 +225,63 @@ fn solve_set(positions: &[AnyPosition], known: Vec<Option<Verdict>>) -> Vec<(Ver
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MOVES: &str = "b1sw e5sw f6sw c6nw d6nw c6nw e6sw f1nw e2nw e4ne c6nw c1sw f2nw e1nw a3se f3se e4se b1sw c4sw b6sw d2sw f1se c3sw d4ne b5nw b1se b2ne f4ne c2nw b6se f2sw";
+
+    fn moves(n: usize) -> Vec<String> {
+        MOVES.split_whitespace().take(n).map(String::from).collect()
+    }
+
+    async fn ask(
+        a: &Analyses,
+        status: MatchStatus,
+        game: &str,
+        n: usize,
+    ) -> Result<SetAnalysis, Refused> {
+        a.analyse("m", status, (game, "tr"), 1, Seat::P1, moves(n))
+            .await
+    }
+
+    #[tokio::test]
+    async fn only_finished_pentago_sets_and_one_solver_run_at_a_time() {
+        let a = Analyses::default();
+        assert_eq!(
+            ask(&a, MatchStatus::Playing, "pentago", 31).await,
+            Err(Refused::NotFinished)
+        );
+        assert_eq!(
+            ask(&a, MatchStatus::Finished, "quoridor", 0).await,
+            Err(Refused::NotPentago)
+        );
+        // While the solver works on one request, one that needs it is told to come back...
+        let held = a.running.lock().await;
+        assert_eq!(
+            ask(&a, MatchStatus::Finished, "pentago", 31).await,
+            Err(Refused::Busy)
+        );
+        drop(held);
+        // ... and once the set is known, it is answered even while the solver is busy.
+        let first = ask(&a, MatchStatus::Finished, "pentago", 31).await.unwrap();
+        assert_eq!(first.positions.len(), 32);
+        assert_eq!(first.positions[30].verdict.value, Some("win"));
+        assert!(first.positions[30]
+            .verdict
+            .keeps
+            .contains(&"f2sw".to_string()));
+        // Each request tries the positions the one before had no time for; within a few, every
+        // position is known, and then a request needs no solver at all.
+        let mut last = first;
+        for _ in 0..6 {
+            last = ask(&a, MatchStatus::Finished, "pentago", 31).await.unwrap();
+        }
+        let _held = a.running.lock().await;
+        assert_eq!(
+            ask(&a, MatchStatus::Finished, "pentago", 31).await,
+            Ok(last)
+        );
+    }
+}
