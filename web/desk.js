@@ -244,6 +244,7 @@ export class Desk {
     const byes = shown.byes.map((x) => el("li", { text: t("bye_line", { name: this.name(x.player), no: x.player, kind: byeWords(x.kind), pts: pointsWords(x.points) }) }));
     this.preview.replaceChildren(
       el("h3", { id: "preview-heading", text: t("desk_preview_heading", { n: shown.round }) }),
+      shown.search_stopped ? el("p", { class: "thrown", id: "preview-warning", text: t("desk_search_stopped") }) : null,
       el("table", { class: "data-table", id: "preview-table", "aria-labelledby": "preview-heading" }, [
         el("thead", {}, [el("tr", {}, [el("th", { scope: "col", class: "num", text: t("col_board") }), el("th", { scope: "col", text: this.side("first") }), el("th", { scope: "col", text: this.side("second") })])]),
         el("tbody", {}, rows),

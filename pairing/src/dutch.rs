@@ -214,6 +214,17 @@ pub fn pair_round_number(
     round: usize,
     rules: Rules,
 ) -> Result<Pairing, PairingError> {
+    pair_round_searched(t, round, rules).map(|(pairing, _)| pairing)
+}
+
+/// [`pair_round_number`], and whether the search was complete: `false` when a bracket's
+/// search stopped at its node budget with a candidate it had not proven the best by the rules'
+/// order (the arbiter is then told to check the pairing).
+pub fn pair_round_searched(
+    t: &Tournament,
+    round: usize,
+    rules: Rules,
+) -> Result<(Pairing, bool), PairingError> {
     if round == 0 {
         return Err(PairingError::NoPlayers);
     }
@@ -342,6 +353,7 @@ pub fn pair_round_number(
         cache: HashMap::new(),
         c7_cache: HashMap::new(),
         budget: 0,
+        cut_short: false,
     };
     let all: Vec<usize> = (0..n).collect();
     if !eng.completable(&all) {
@@ -394,7 +406,7 @@ pub fn pair_round_number(
             }
         })
         .collect();
-    Ok(Pairing { boards, bye })
+    Ok((Pairing { boards, bye }, !eng.cut_short))
 }
 
 fn prefs_compatible(a: &Entrant, b: &Entrant) -> bool {
@@ -463,6 +475,8 @@ struct Engine {
     cache: HashMap<Vec<usize>, bool>,
     c7_cache: HashMap<Vec<usize>, (u16, Hist)>,
     budget: u64,
+    /// A search stopped at a budget with a candidate not proven the best.
+    cut_short: bool,
 }
 
 /// Search effort per bracket before the best candidate found so far is taken.
@@ -863,6 +877,7 @@ impl Engine {
         self.budget += 1;
         if self.budget > HARD_BUDGET {
             s.done = true;
+            self.cut_short = true;
             return;
         }
         if i == s.mdps.len() {
@@ -962,6 +977,8 @@ impl Engine {
                     || s.ideal_only && self.budget > IDEAL_BUDGET
                 {
                     s.done = true;
+                    // Looking for an ideal candidate only is a first pass, not a verdict.
+                    self.cut_short |= !s.ideal_only;
                 }
             }
         }
@@ -988,6 +1005,7 @@ impl Engine {
             || self.budget > HARD_BUDGET
         {
             s.done = true;
+            self.cut_short |= !s.ideal_only || self.budget > HARD_BUDGET;
             return;
         }
         if i == s1.len() {

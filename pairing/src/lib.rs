@@ -18,7 +18,7 @@ pub mod tiebreak;
 pub mod trf;
 
 pub use check::{check_rounds, RoundDiff};
-pub use dutch::{pair_round, pair_round_number, Pairing, PairingError, Rules};
+pub use dutch::{pair_round, pair_round_number, pair_round_searched, Pairing, PairingError, Rules};
 pub use ranking::{initial_order, turkish_cmp};
 pub use tiebreak::{standings, Edition, Standing, Tiebreak};
 pub use trf::{parse as parse_trf, write as write_trf, TrfError};

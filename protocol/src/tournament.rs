@@ -229,6 +229,11 @@ pub struct RoundView {
     /// Players not paired this round: the pairing-allocated bye, half-point byes, late
     /// entrants' zero-point byes, withdrawn players.
     pub byes: Vec<ByeView>,
+    /// The pairing search stopped at its budget: the pairing may not be the best by the
+    /// rules' order, so check it (`hakem tournament check`) before publishing (extension;
+    /// absent when the search was complete).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub search_stopped: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

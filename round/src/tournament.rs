@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use hakem_pairing::{
-    initial_order, pair_round_number, standings, Colour, Edition, Pairing, PairingError,
+    initial_order, pair_round_searched, standings, Colour, Edition, Pairing, PairingError,
     ResultCode, RoundEntry, Rules, Tiebreak,
 };
 use hakem_protocol::tournament::{
@@ -214,6 +214,10 @@ impl Bye {
 pub struct RoundState {
     pub boards: Vec<Board>,
     pub byes: Vec<Bye>,
+    /// The pairing search stopped at a budget: the pairing may not be the best by the rules'
+    /// order, and the arbiter is told to check it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub search_stopped: bool,
 }
 
 impl RoundState {
@@ -530,8 +534,11 @@ impl Tournament {
             });
         }
         let history = self.history_of(self.rounds.iter().chain([&next]));
-        let pairing = match pair_round_number(&history, round as usize, rules(&self.settings)) {
-            Ok(pairing) => pairing,
+        let pairing = match pair_round_searched(&history, round as usize, rules(&self.settings)) {
+            Ok((pairing, complete)) => {
+                next.search_stopped = !complete;
+                pairing
+            }
             Err(PairingError::NoValidPairing) => return Err(Refused::NoPairing),
             Err(PairingError::NoPlayers) => return invalid("nobody is left to pair"),
             // Cannot happen within MAX_ROUNDS; said plainly rather than paired wrongly.
@@ -992,6 +999,7 @@ impl Tournament {
                             },
                         })
                         .collect(),
+                    search_stopped: round.search_stopped,
                 })
                 .collect(),
             assistants: self

@@ -478,6 +478,13 @@ pub async fn pair_next(app: &App, id: &str, caller: Caller<'_>) -> Result<Tourna
     link::catch_up(app, id).await;
     let (round, view) = change(app, id, |t| caller.arbitrates(t), pair_off_the_runtime).await?;
     tracing::info!(tournament = %id, round, "round paired");
+    if view
+        .pairings
+        .iter()
+        .any(|r| r.round == round && r.search_stopped)
+    {
+        tracing::warn!(tournament = %id, round, "the pairing search stopped at its budget: check the pairing");
+    }
     Ok(view)
 }
 
