@@ -252,6 +252,7 @@ pub enum Live {
     Result(ResultArgs),
     Assistant(AssistantArgs),
     Show(ViewArgs),
+    Watch(ViewArgs),
     Trf(ViewArgs),
     Standings { view: ViewArgs, json: bool },
 }
@@ -442,6 +443,7 @@ pub async fn run(live: Live) -> ExitCode {
                 .map_or(view.current_round, |r| r.round);
             print_round(&view, round)
         }),
+        Live::Watch(v) => watch(&v).await,
         Live::Show(v) => get_view(&v).await.map(|view| {
             let status = match view.status {
                 TournamentStatus::Registration => "registration",
@@ -497,6 +499,92 @@ pub async fn run(live: Live) -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => fail(e),
     }
+}
+
+/// Follows the tournament as the server pushes it (`watch_tournament`): a line for each paired
+/// round (with its boards), each result, each withdrawal, and the end with the standings' top.
+/// It never asks again; it ends with the tournament, or when the connection is lost.
+async fn watch(v: &ViewArgs) -> Result<(), String> {
+    let mut conn = Connection::open(&v.server.server).await.map_err(|e| e.0)?;
+    let message = ClientMessage::WatchTournament {
+        tournament: v.tournament.clone(),
+    };
+    let mut view = match conn.request(message).await.map_err(|e| e.0)? {
+        Incoming::Message(ServerMessage::Tournament { view, .. }) => *view,
+        other => return Err(refusal(other)),
+    };
+    println_or_quit!(
+        "watching {} ({}): round {} of {}, {} of them complete",
+        view.settings.name,
+        view.id,
+        view.current_round,
+        view.settings.rounds,
+        view.completed_rounds
+    );
+    while view.status != TournamentStatus::Finished {
+        let next = match conn.recv().await.map_err(|e| e.0)? {
+            None => return Err("the server closed the connection".into()),
+            Some(Incoming::Message(ServerMessage::Tournament { view, .. })) => *view,
+            Some(_) => continue,
+        };
+        for line in news(&view, &next) {
+            println_or_quit!("{line}");
+        }
+        if next.current_round > view.current_round {
+            print_round(&next, next.current_round);
+        }
+        view = next;
+    }
+    let top: Vec<String> = view
+        .standings
+        .iter()
+        .filter(|s| s.rank == 1)
+        .map(|s| s.name.clone())
+        .collect();
+    println_or_quit!(
+        "the tournament has finished; first place: {}",
+        top.join(", ")
+    );
+    conn.close().await;
+    Ok(())
+}
+
+/// What changed between two views of a tournament, one line each.
+fn news(before: &TournamentView, after: &TournamentView) -> Vec<String> {
+    let mut lines = Vec::new();
+    for round in &after.pairings {
+        let old = before.pairings.iter().find(|r| r.round == round.round);
+        for b in &round.boards {
+            let was = old.and_then(|r| r.boards.iter().find(|x| x.board == b.board));
+            if let Some(result) = &b.result {
+                if was.and_then(|x| x.result.as_ref()) != Some(result) {
+                    lines.push(format!(
+                        "round {} board {}: {} - {} {result}",
+                        round.round,
+                        b.board,
+                        name_of(after, b.p1),
+                        name_of(after, b.p2)
+                    ));
+                }
+            }
+        }
+    }
+    for p in &after.players {
+        let was = before.players.iter().find(|x| x.id == p.id);
+        if p.withdrawn_from.is_some() && was.and_then(|x| x.withdrawn_from).is_none() {
+            lines.push(format!("{} ({}) withdraws", p.name, p.id));
+        }
+        if was.is_none() {
+            lines.push(format!("{} enters as number {}", p.name, p.id));
+        }
+    }
+    if after.completed_rounds > before.completed_rounds {
+        lines.push(format!(
+            "every result of round {} is in",
+            after.completed_rounds
+        ));
+    }
+    lines
 }
 
 async fn get_view(v: &ViewArgs) -> Result<TournamentView, String> {

@@ -77,6 +77,9 @@ pub enum TournamentCommand {
     Result(organize::ResultArgs),
     /// Name an assistant arbiter for some boards (in every round); prints their token once.
     Assistant(organize::AssistantArgs),
+    /// Follow the tournament as it happens: paired rounds, results, withdrawals, the end (the
+    /// server pushes each change; nothing is asked again).
+    Watch(organize::ViewArgs),
     /// Print every round's pairings and results.
     Show(organize::ViewArgs),
     /// Print the TRF(x) of the completed rounds.
@@ -114,6 +117,7 @@ pub async fn run(cmd: TournamentCommand) -> ExitCode {
         TournamentCommand::Result(args) => organize::run(Live::Result(args)).await,
         TournamentCommand::Assistant(args) => organize::run(Live::Assistant(args)).await,
         TournamentCommand::Show(args) => organize::run(Live::Show(args)).await,
+        TournamentCommand::Watch(args) => organize::run(Live::Watch(args)).await,
         TournamentCommand::Trf(args) => organize::run(Live::Trf(args)).await,
         TournamentCommand::Standings {
             tournament: Some(tournament),

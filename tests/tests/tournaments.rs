@@ -631,6 +631,18 @@ async fn automatic_pairing_runs_every_round_to_the_end() {
         .request(json!({"type": "start_tournament", "tournament": id}))
         .await;
     assert_eq!(started["colour_lot"]["drawn"], true);
+    // The arbiter follows it from the terminal: the server pushes every change.
+    let mut watch = std::process::Command::new(binary("hakem"));
+    watch.args([
+        "tournament",
+        "watch",
+        "--server",
+        &server.ws_url(),
+        "--tournament",
+        &id,
+    ]);
+    let mut watch = Proc::spawn("tournament watch", watch);
+    watch.expect("watching Hızlı");
     let mut arbiter = Client::connect(&server, "arbiter", None).await;
     for round in 1..=3usize {
         let v = wait_for(
@@ -648,6 +660,16 @@ async fn automatic_pairing_runs_every_round_to_the_end() {
         v["status"] == "finished"
     });
     assert_eq!(v["completed_rounds"], 3);
+    // Every result, every round complete and paired, and the end, as they happened.
+    for round in 1..=3 {
+        watch.expect(&format!("round {round} board 1: "));
+        watch.expect(&format!("every result of round {round} is in"));
+        if round < 3 {
+            watch.expect(&format!("round {}", round + 1));
+        }
+    }
+    watch.expect("the tournament has finished; first place: ");
+    assert_eq!(watch.exit_code(), 0, "{}", watch.output());
     assert_eq!(v["pairing"], "dutch2017");
     assert_swiss_invariants(&v, 4);
     // Only the chosen tie-breaks are computed; their order is the tournament's `tiebreaks`.
