@@ -206,11 +206,11 @@ fn bad_request(message: &str) -> Response {
 }
 
 async fn list_tournaments(State(app): State<Arc<App>>) -> Response {
-    Json(json!({ "tournaments": app.tournaments.summaries().await })).into_response()
+    Json(json!({ "tournaments": app.tournaments.summaries() })).into_response()
 }
 
 async fn tournament_view(Path(id): Path<String>, State(app): State<Arc<App>>) -> Response {
-    match app.tournaments.view(&id).await {
+    match app.tournaments.view(&id) {
         Ok(view) => Json(view).into_response(),
         Err(failure) => not_found(failure),
     }

@@ -702,7 +702,7 @@ impl Session {
                 self.send_tournament(re, view);
             }
             ClientMessage::GetTournament { tournament: id } => {
-                let view = self.app.tournaments.view(&id).await;
+                let view = self.app.tournaments.view(&id);
                 self.send_tournament(re, view);
             }
             ClientMessage::WatchTournament { tournament: id } => self.watch_tournament(re, id),
@@ -881,20 +881,16 @@ impl Session {
                 format!("a connection watches at most {MAX_WATCHED_TOURNAMENTS} tournaments"),
             );
         }
-        let now = views.borrow_and_update().clone();
+        let now = views.borrow_and_update().view.clone();
         self.send(&ServerMessage::Tournament {
             re,
-            view: Box::new((*now).clone()),
+            view: Box::new(now),
         });
         let outbox = self.outbox.clone();
         let task = tokio::spawn(async move {
             while views.changed().await.is_ok() {
-                let view = views.borrow_and_update().clone();
-                let message = ServerMessage::Tournament {
-                    re: None,
-                    view: Box::new((*view).clone()),
-                };
-                if !outbox.send_message(&message) {
+                let frame = views.borrow_and_update().frame.clone();
+                if !outbox.send(frame) {
                     break;
                 }
             }

@@ -283,6 +283,20 @@ async fn decide(arbiter: &mut Client, match_id: &str, token: &str, winner: &str)
         .await;
 }
 
+/// A two-round Pentago tournament of four players, created by the organizer: its id and its
+/// arbiter token.
+async fn four_players(org: &mut Client, name: &str) -> (String, String) {
+    let created = org
+        .request(json!({
+            "type": "create_tournament", "name": name, "game": "pentago", "rounds": 2,
+            "players": players(&[("Aydın", "A"), ("Balcı", "B"), ("Cömert", "C"), ("Demir", "D")]),
+        }))
+        .await;
+    assert_eq!(created["type"], "tournament_created", "{created}");
+    let text = |key: &str| created[key].as_str().unwrap().to_string();
+    (text("tournament"), text("arbiter_token"))
+}
+
 fn players(names: &[(&str, &str)]) -> Value {
     Value::Array(
         names
@@ -851,15 +865,7 @@ async fn a_long_player_list_goes_to_the_server_in_several_frames() {
 async fn a_watched_tournament_comes_to_its_watchers_at_every_change() {
     let server = Server::start();
     let mut org = organizer(&server).await;
-    let created = org
-        .request(json!({
-            "type": "create_tournament", "name": "Canlı", "game": "pentago", "rounds": 2,
-            "players": players(&[("Aydın", "A"), ("Balcı", "B"), ("Cömert", "C"), ("Demir", "D")]),
-        }))
-        .await;
-    assert_eq!(created["type"], "tournament_created", "{created}");
-    let id = created["tournament"].as_str().unwrap().to_string();
-    let arb = created["arbiter_token"].as_str().unwrap().to_string();
+    let (id, arb) = four_players(&mut org, "Canlı").await;
 
     // Anyone may watch: the view now, as the reply, then a frame (without `re`) per change.
     let mut watcher = Client::connect(&server, "watcher", None).await;
@@ -961,14 +967,7 @@ async fn a_watched_tournament_comes_to_its_watchers_at_every_change() {
 async fn the_arbiter_enters_a_result_played_over_the_board_and_corrects_another() {
     let server = Server::start();
     let mut org = organizer(&server).await;
-    let created = org
-        .request(json!({
-            "type": "create_tournament", "name": "Masa", "game": "pentago", "rounds": 2,
-            "players": players(&[("Aydın", "A"), ("Balcı", "B"), ("Cömert", "C"), ("Demir", "D")]),
-        }))
-        .await;
-    let id = created["tournament"].as_str().unwrap().to_string();
-    let arb = created["arbiter_token"].as_str().unwrap().to_string();
+    let (id, arb) = four_players(&mut org, "Masa").await;
     let started = org
         .request(json!({"type": "start_tournament", "tournament": id}))
         .await;
@@ -1056,14 +1055,7 @@ async fn the_arbiter_enters_a_result_played_over_the_board_and_corrects_another(
 async fn an_assistant_arbiter_arbitrates_their_boards_only_in_every_round_and_after_a_restart() {
     let mut server = Server::start();
     let mut org = organizer(&server).await;
-    let created = org
-        .request(json!({
-            "type": "create_tournament", "name": "Yardım", "game": "pentago", "rounds": 2,
-            "players": players(&[("Aydın", "A"), ("Balcı", "B"), ("Cömert", "C"), ("Demir", "D")]),
-        }))
-        .await;
-    let id = created["tournament"].as_str().unwrap().to_string();
-    let arb = created["arbiter_token"].as_str().unwrap().to_string();
+    let (id, arb) = four_players(&mut org, "Yardım").await;
     let add = |name: &str, boards: Value| json!({"type": "add_assistant", "tournament": id, "name": name, "boards": boards, "arbiter_token": arb});
     org.refused(add("", json!([2])), "bad_request").await;
     org.refused(add("Ece Hakem", json!([])), "bad_request")

@@ -33,11 +33,29 @@ pub struct Tournaments {
     by_id: DashMap<String, Arc<Entry>>,
 }
 
+/// A tournament's view as last stored, and the frame that tells a watcher of it, encoded once
+/// for all of them.
+pub struct Published {
+    pub view: TournamentView,
+    pub frame: axum::extract::ws::Utf8Bytes,
+}
+
+impl Published {
+    fn of(t: &Tournament) -> Arc<Published> {
+        let view = t.view();
+        let frame = crate::outbox::encode(&hakem_protocol::ServerMessage::Tournament {
+            re: None,
+            view: Box::new(view.clone()),
+        });
+        Arc::new(Published { view, frame })
+    }
+}
+
 /// One tournament: its one lock, and its latest view for those who read or watch it (reads
 /// never wait behind a change being stored or a round being paired).
 pub struct Entry {
     tournament: Mutex<Tournament>,
-    view: watch::Sender<Arc<TournamentView>>,
+    view: watch::Sender<Arc<Published>>,
     created_ms: u64,
 }
 
@@ -127,7 +145,7 @@ pub struct Created {
 
 impl Tournaments {
     fn insert(&self, t: Tournament) {
-        let (view, _) = watch::channel(Arc::new(t.view()));
+        let (view, _) = watch::channel(Published::of(&t));
         let id = t.id.clone();
         let entry = Entry {
             created_ms: t.created_ms,
@@ -139,7 +157,7 @@ impl Tournaments {
 
     /// The tournament's view now and after each change; only the latest view is kept, so a
     /// slow watcher skips to it.
-    pub fn watch(&self, id: &str) -> Result<watch::Receiver<Arc<TournamentView>>, Failure> {
+    pub fn watch(&self, id: &str) -> Result<watch::Receiver<Arc<Published>>, Failure> {
         Ok(self.get(id)?.view.subscribe())
     }
 
@@ -147,7 +165,7 @@ impl Tournaments {
     fn publish(&self, t: &Tournament) {
         // Kept current even when nobody watches: a new watcher starts from it.
         if let Some(entry) = self.by_id.get(&t.id) {
-            entry.view.send_replace(Arc::new(t.view()));
+            entry.view.send_replace(Published::of(t));
         }
     }
 
@@ -180,8 +198,8 @@ impl Tournaments {
     }
 
     /// The tournament as last stored.
-    pub async fn view(&self, id: &str) -> Result<TournamentView, Failure> {
-        Ok((**self.get(id)?.view.borrow()).clone())
+    pub fn view(&self, id: &str) -> Result<TournamentView, Failure> {
+        Ok(self.get(id)?.view.borrow().view.clone())
     }
 
     pub async fn trf(&self, id: &str) -> Result<String, Failure> {
@@ -189,12 +207,12 @@ impl Tournaments {
     }
 
     /// Every tournament, oldest first.
-    pub async fn summaries(&self) -> Vec<TournamentSummary> {
+    pub fn summaries(&self) -> Vec<TournamentSummary> {
         let mut out: Vec<TournamentSummary> = self
             .by_id
             .iter()
             .map(|e| {
-                let v = e.value().view.borrow().clone();
+                let v = e.value().view.borrow().view.clone();
                 TournamentSummary {
                     id: v.id.clone(),
                     name: v.settings.name.clone(),
@@ -400,7 +418,9 @@ async fn change<T>(
         return Err(forbidden());
     }
     let out = apply(app, &mut t, change).await?;
-    Ok((out, t.view()))
+    // The view `save` published: computed once a change.
+    let view = handle.view.borrow().view.clone();
+    Ok((out, view))
 }
 
 /// The copy, store and swap steps of a change, under the caller's lock; a change that paired
@@ -572,7 +592,7 @@ pub async fn set_result(
         }
     }
     link::after_result(app, id).await;
-    app.tournaments.view(id).await
+    app.tournaments.view(id)
 }
 
 pub async fn withdraw(
@@ -664,5 +684,5 @@ pub async fn forfeit(
     drop(t);
     // A forfeit may complete the round.
     link::after_result(app, id).await;
-    app.tournaments.view(id).await
+    app.tournaments.view(id)
 }

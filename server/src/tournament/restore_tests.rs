@@ -77,7 +77,7 @@ async fn a_tournament_catches_up_with_its_matches_at_start() {
     };
     room.decree(declare, false).await.unwrap();
     assert_eq!(
-        first.tournaments.view(&id).await.unwrap().pairings[0].boards[0].result,
+        first.tournaments.view(&id).unwrap().pairings[0].boards[0].result,
         None
     );
     drop(first);
@@ -100,7 +100,7 @@ async fn a_tournament_catches_up_with_its_matches_at_start() {
     second.load_accounts().await.unwrap();
     second.restore_live_matches().await.unwrap();
     assert_eq!(second.run_tournaments().await.unwrap(), 1);
-    let view = second.tournaments.view(&id).await.unwrap();
+    let view = second.tournaments.view(&id).unwrap();
     assert_eq!(view.pairings[0].boards[0].result.as_deref(), Some("0-1"));
     assert_eq!(view.pairings[0].boards[1].result, None);
     let recreated = second.live(&boards[1].match_id).unwrap();
@@ -125,13 +125,8 @@ async fn a_change_that_cannot_be_replayed_leaves_the_tournament_out_untouched() 
     drop(first);
 
     // A change written by something else: the server must not guess past it.
+    let next = changes_of(&url, &created.id).await + 1;
     let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
-    let next: i64 =
-        sqlx::query_scalar("SELECT MAX(seq) + 1 FROM tournament_changes WHERE tournament = ?1")
-            .bind(&created.id)
-            .fetch_one(&pool)
-            .await
-            .unwrap();
     sqlx::query("INSERT INTO tournament_changes (tournament, seq, change) VALUES (?1, ?2, ?3)")
         .bind(&created.id)
         .bind(next)
@@ -144,16 +139,20 @@ async fn a_change_that_cannot_be_replayed_leaves_the_tournament_out_untouched() 
     let second = server(&url).await;
     second.load_accounts().await.unwrap();
     assert_eq!(second.run_tournaments().await.unwrap(), 0);
-    assert!(second.tournaments.view(&created.id).await.is_err());
+    assert!(second.tournaments.view(&created.id).is_err());
     // Its rows are as they were, for someone to look at.
-    let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
-    let rows: i64 =
-        sqlx::query_scalar("SELECT COUNT(*) FROM tournament_changes WHERE tournament = ?1")
-            .bind(&created.id)
-            .fetch_one(&pool)
-            .await
-            .unwrap();
-    assert_eq!(rows, next);
-    pool.close().await;
+    assert_eq!(changes_of(&url, &created.id).await, next);
     let _ = std::fs::remove_file(&path);
+}
+
+/// How many changes of tournament `id` the database holds (numbered 1 to that).
+async fn changes_of(url: &str, id: &str) -> i64 {
+    let pool = sqlx::SqlitePool::connect(url).await.unwrap();
+    let count = sqlx::query_scalar("SELECT COUNT(*) FROM tournament_changes WHERE tournament = ?1")
+        .bind(id)
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    pool.close().await;
+    count
 }
