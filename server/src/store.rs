@@ -217,8 +217,11 @@ impl Store {
                 .synchronous(SqliteSynchronous::Full)
                 .busy_timeout(Duration::from_secs(10))
                 .pragma("wal_autocheckpoint", "0")
-                // Once copied back, a WAL grown beyond this is cut back to it.
-                .pragma("journal_size_limit", "33554432")
+                // Once copied back, a WAL grown beyond this is cut back to it. It is larger
+                // than the WAL grows between two copies (see `CHECKPOINT_ROWS`): a WAL cut
+                // back grows again commit by commit, and each commit that makes the file
+                // longer waits for the file system to record its new size.
+                .pragma("journal_size_limit", "67108864")
                 // A page cache of 1 MiB per connection (SQLite's default is 2): the index
                 // pages the writer needs fit, and an idle server stays small.
                 .pragma("cache_size", "-1024");
@@ -660,7 +663,10 @@ struct Checkpoint {
     done: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
-const CHECKPOINT_ROWS: usize = 10_000;
+/// Rows between two copies. A commit writes whole pages to the WAL (a few for one event), so
+/// this many rows make a WAL of some 10-30 MiB; the fewer, the shorter the writer's own final
+/// copy, which every waiting commit waits for.
+const CHECKPOINT_ROWS: usize = 4_000;
 
 /// The rows of a batch, gathered per table.
 #[derive(Default)]
@@ -1163,6 +1169,47 @@ mod tests {
                 .await
                 .is_err());
         }
+    }
+
+    /// The WAL's header counts the times the WAL started again from its beginning (its
+    /// checkpoint sequence number, a big-endian u32 at byte 12).
+    fn wal_restarts(db: &std::path::Path) -> u32 {
+        let wal = std::fs::read(db.with_extension("db-wal")).unwrap();
+        u32::from_be_bytes(wal[12..16].try_into().unwrap())
+    }
+
+    #[tokio::test]
+    async fn the_wal_starts_again_and_stays_small_while_commits_go_on() {
+        let dir = std::env::temp_dir().join(format!("hakem-store-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join(format!("{}.db", crate::tokens::new_id()));
+        let store = Store::open(&format!("sqlite://{}", file.display()))
+            .await
+            .unwrap();
+        let id = crate::tokens::new_id();
+        store.create_match(&id, &spec(), 5).await.unwrap();
+        let restarts_before = wal_restarts(&file);
+        let per_commit = 20;
+        let commits = 3 * CHECKPOINT_ROWS as u64 / per_commit;
+        for i in 0..commits {
+            store
+                .append(&id, events(1 + i * per_commit, per_commit), None)
+                .await
+                .unwrap();
+        }
+        // Three copies were due; the last may still be under way.
+        assert!(
+            wal_restarts(&file) >= restarts_before + 2,
+            "the WAL never started again: {} -> {}",
+            restarts_before,
+            wal_restarts(&file)
+        );
+        let wal_bytes = std::fs::metadata(file.with_extension("db-wal"))
+            .unwrap()
+            .len();
+        assert!(wal_bytes <= 64 << 20, "the WAL grew to {wal_bytes} bytes");
+        let stored = store.load(&id).await.unwrap().unwrap();
+        assert_eq!(stored.frames.len() as u64, commits * per_commit);
     }
 
     #[tokio::test]
