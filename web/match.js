@@ -11,6 +11,7 @@ import { play, setSounds, soundsOn } from "./sound.js";
 import { fold } from "./fold.js";
 import {
   clockWords,
+  delayWords,
   seatColour,
   sideColour,
   describeError,
@@ -380,6 +381,7 @@ export class MatchView {
       title: el("h1", { class: "match-title" }),
       subtitle: el("p", { class: "match-sub" }),
       tournament: el("p", { class: "match-tournament", hidden: true }),
+      delay: el("p", { class: "match-delay", id: "spectator-delay", hidden: true }),
       status: el("p", { class: "turn-line", id: "turn-line" }),
       boardBox: el("div", { class: "board-box" }),
       boardTools: el("div", { class: "board-tools" }),
@@ -523,7 +525,7 @@ export class MatchView {
     main.replaceChildren(
       E.fatal,
       el("div", { class: "match" }, [
-        el("div", { class: "match-head" }, [E.title, E.subtitle, E.tournament, roleLabel, E.status, E.result, E.replay, soundsRow]),
+        el("div", { class: "match-head" }, [E.title, E.subtitle, E.tournament, E.delay, roleLabel, E.status, E.result, E.replay, soundsRow]),
         el("div", { class: "match-body" }, [
           el("section", { class: "board-area", "aria-label": t("board_area") }, [E.boardBox, E.boardTools]),
           el("div", { class: "side" }, [
@@ -628,6 +630,12 @@ export class MatchView {
     if (E.claimForm && this.you) {
       const opponent = this.you === "p1" ? "p2" : "p1";
       E.claimForm.hidden = Boolean(s.players?.[opponent]?.house_bot);
+    }
+    // The server holds events back from spectators; the page only says so.
+    E.delay.hidden = !s.spectator_delay || s.status === "finished";
+    if (s.spectator_delay) {
+      const behind = delayWords(s.spectator_delay);
+      E.delay.textContent = t(this.role === "spectator" ? "delay_you" : "delay_others", { behind });
     }
     // A tournament's match links back to its standings and pairings.
     E.tournament.hidden = !s.tournament;

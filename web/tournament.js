@@ -8,6 +8,7 @@ import { el } from "./board.js";
 import {
   boardResult,
   byeWords,
+  delayWords,
   describeError,
   points,
   pointsWords,
@@ -170,6 +171,7 @@ export class TournamentView {
         item(t("about_tiebreaks"), t("edition_value", { edition: v.edition })),
         item(t("about_colour_lot"), lot),
         item(t("about_half_byes"), t("half_byes_value", { n: v.max_half_byes })),
+        item(t("about_delay"), v.spectator_delay ? t("delay_value", { behind: delayWords(v.spectator_delay) }) : t("delay_live")),
       ]),
       el("div", { class: "row" }, [
         el("a", {

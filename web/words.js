@@ -290,3 +290,11 @@ export function byeWords(kind) {
 export function tournamentStatus(status) {
   return t(`tstatus_${status}`);
 }
+
+/** How far behind spectators see a match (`spectator_delay`): "60 s and 2 moves". */
+export function delayWords(delay) {
+  const parts = [];
+  if (delay?.seconds) parts.push(t("delay_seconds", { n: delay.seconds }));
+  if (delay?.moves) parts.push(t(delay.moves === 1 ? "delay_move" : "delay_moves", { n: delay.moves }));
+  return parts.length === 2 ? t("delay_both", { a: parts[0], b: parts[1] }) : parts[0] || "";
+}

@@ -95,6 +95,12 @@ pub struct CreateArgs {
     /// Points of the pairing-allocated bye (odd number of players): 1, 0.5 or 0.
     #[arg(long, value_name = "P", default_value = "1", value_parser = parse_points)]
     pub bye_points: Points,
+    /// Spectators see every board this many seconds behind (players and arbiters live).
+    #[arg(long, value_name = "S", default_value_t = 0)]
+    pub spectator_delay: u32,
+    /// Spectators see every board this many moves behind.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub spectator_delay_moves: u32,
     /// One JSON line: {"tournament":..,"arbiter_token":..,"players":[{"id","name","account","token"}]}.
     #[arg(long)]
     pub json: bool,
@@ -862,6 +868,11 @@ async fn create(args: CreateArgs) -> ExitCode {
         auto_pair: args.auto_pair,
         max_half_byes: args.max_half_byes,
         bye_points: args.bye_points,
+        spectator_delay: Some(hakem_protocol::SpectatorDelay {
+            seconds: args.spectator_delay,
+            moves: args.spectator_delay_moves,
+        })
+        .filter(|d| !d.is_live()),
     };
     let (id, arbiter_token, players) = match create_with_players(&args.auth, create, players).await
     {

@@ -352,6 +352,17 @@ impl Session {
     }
 
     fn greeting(&self, view: &View<'_>) -> String {
+        let greeting = self.greeting_live(view);
+        match (view.spectator_delay(), self.role) {
+            (None, _) => greeting,
+            (Some(behind), Role::Spectator) => {
+                format!("{greeting}, {behind} behind the play (the players see it live)")
+            }
+            (Some(behind), _) => format!("{greeting}\nspectators see this match {behind} behind"),
+        }
+    }
+
+    fn greeting_live(&self, view: &View<'_>) -> String {
         match self.role {
             Role::Player => {
                 let seat = view

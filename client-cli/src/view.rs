@@ -31,6 +31,22 @@ impl<'a> View<'a> {
         &self.state.match_id
     }
 
+    /// How far behind spectators see the match, in words ("60 s and 2 moves"), if they do
+    /// not see it live.
+    pub fn spectator_delay(&self) -> Option<String> {
+        let delay = self.state.spectator_delay.filter(|d| !d.is_live())?;
+        let mut parts = Vec::new();
+        if delay.seconds > 0 {
+            parts.push(format!("{} s", delay.seconds));
+        }
+        match delay.moves {
+            0 => {}
+            1 => parts.push("1 move".to_string()),
+            n => parts.push(format!("{n} moves")),
+        }
+        Some(parts.join(" and "))
+    }
+
     /// The seat this client plays, if it is a player.
     pub fn my_seat(&self) -> Option<Seat> {
         match self.state.you.as_deref() {
@@ -659,7 +675,25 @@ mod tests {
             expired: false,
             colours: hakem_protocol::seat_colours("pentago", None),
             claims: None,
+            spectator_delay: None,
         }
+    }
+
+    #[test]
+    fn the_spectator_delay_in_words() {
+        let mut state = state();
+        let view = |state: &MatchState| View::new(state, Instant::now()).spectator_delay();
+        assert_eq!(view(&state), None);
+        state.spectator_delay = Some(hakem_protocol::SpectatorDelay {
+            seconds: 60,
+            moves: 0,
+        });
+        assert_eq!(view(&state).as_deref(), Some("60 s"));
+        state.spectator_delay = Some(hakem_protocol::SpectatorDelay {
+            seconds: 30,
+            moves: 1,
+        });
+        assert_eq!(view(&state).as_deref(), Some("30 s and 1 move"));
     }
 
     fn pentago(marks: &[(u8, u8, hakem_protocol::Side)]) -> Option<Board> {

@@ -232,6 +232,7 @@ mod tests {
             expired: false,
             colours: crate::seat_colours("pentago", None),
             claims: Some(Vec::new()),
+            spectator_delay: None,
         }
     }
 

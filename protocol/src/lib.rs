@@ -579,6 +579,9 @@ pub struct CreateMatch {
     /// A built-in bot that the server itself seats and plays (casual play against the computer).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub house_bot: Option<HouseBot>,
+    /// Spectators see the match this far behind (extension).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spectator_delay: Option<SpectatorDelay>,
 }
 
 /// The server's own bot in a match.
@@ -621,7 +624,47 @@ impl CreateMatch {
             players: PerSeat::default(),
             accounts: PerSeat::default(),
             house_bot: None,
+            spectator_delay: None,
         }
+    }
+}
+
+/// How far behind the play spectators see a match (extension, anti-cheat for tournament
+/// boards): an event reaches spectators, and the public reads of the match, once it is
+/// `seconds` old and `moves` moves have been made after it. Players and the arbiter see
+/// everything at once; when the round ends, spectators see the rest at once.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SpectatorDelay {
+    #[serde(default)]
+    pub seconds: u32,
+    #[serde(default)]
+    pub moves: u32,
+}
+
+impl SpectatorDelay {
+    pub const MAX_SECONDS: u32 = 3600;
+    pub const MAX_MOVES: u32 = 100;
+
+    /// No delay at all.
+    pub fn is_live(&self) -> bool {
+        self.seconds == 0 && self.moves == 0
+    }
+
+    /// A delay the server holds: at most an hour and a hundred moves.
+    pub fn check(&self) -> Result<(), String> {
+        if self.seconds > Self::MAX_SECONDS {
+            return Err(format!(
+                "spectator_delay.seconds must be at most {}",
+                Self::MAX_SECONDS
+            ));
+        }
+        if self.moves > Self::MAX_MOVES {
+            return Err(format!(
+                "spectator_delay.moves must be at most {}",
+                Self::MAX_MOVES
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -1211,6 +1254,10 @@ pub struct MatchState {
     /// spectators and in public reads).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub claims: Option<Vec<ClaimView>>,
+    /// The match shows spectators its events this far behind (extension; absent when live).
+    /// In a spectator's or a public state, `seq` and everything else are as of that moment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spectator_delay: Option<SpectatorDelay>,
 }
 
 /// A player's claim to the arbiter and what became of it.

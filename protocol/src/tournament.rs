@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::{ClockConfig, Points, Seat};
+use crate::{ClockConfig, Points, Seat, SpectatorDelay};
 
 /// `create_tournament`: every field but `name`, `game` and `rounds` has a default.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -54,6 +54,9 @@ pub struct CreateTournament {
     /// The points of the pairing-allocated bye: 1 (the default), 0.5 or 0.
     #[serde(default = "one_point")]
     pub bye_points: Points,
+    /// Spectators see every board this far behind (extension).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spectator_delay: Option<SpectatorDelay>,
 }
 
 fn one_point() -> Points {
@@ -142,6 +145,8 @@ pub struct TournamentSettings {
     pub max_half_byes: u32,
     #[serde(default = "one_point")]
     pub bye_points: Points,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spectator_delay: Option<SpectatorDelay>,
 }
 
 /// The whole public picture of a tournament.

@@ -1067,6 +1067,7 @@ impl Round {
             expired: self.expired,
             colours: hakem_protocol::seat_colours(config.game.as_str(), self.first_mover()),
             claims: None,
+            spectator_delay: None,
         }
     }
 

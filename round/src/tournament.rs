@@ -35,6 +35,9 @@ pub fn settings_of(create: &CreateTournament) -> Result<Settings, String> {
     if create.bye_points > Points::ONE {
         return Err("bye_points is 0, 0.5 or 1".into());
     }
+    if let Some(delay) = &create.spectator_delay {
+        delay.check()?;
+    }
     if !(1..=MAX_ROUNDS).contains(&create.rounds) {
         return Err(format!("rounds must be 1 to {MAX_ROUNDS}"));
     }
@@ -67,6 +70,7 @@ pub fn settings_of(create: &CreateTournament) -> Result<Settings, String> {
         auto_pair: create.auto_pair,
         max_half_byes: create.max_half_byes,
         bye_points: create.bye_points,
+        spectator_delay: create.spectator_delay.filter(|d| !d.is_live()),
     })
 }
 
@@ -1045,6 +1049,7 @@ mod tests {
             auto_pair: false,
             max_half_byes: 1,
             bye_points: Points::ONE,
+            spectator_delay: None,
         };
         let mut t = Tournament::new("t".into(), 0, settings_of(&create).unwrap(), "a".into());
         for (i, (surname, given)) in names.iter().enumerate() {

@@ -332,6 +332,7 @@ impl App {
                         store: Some(store.clone()),
                         finished: Some(self.finished.clone()),
                         settings: self.room_settings,
+                        spectator_delay: spec.spectator_delay,
                     };
                     self.start_room(start, spec.house_bot);
                 }
@@ -408,6 +409,7 @@ impl App {
             store: Some(store.clone()),
             finished: Some(self.finished.clone()),
             settings: self.room_settings,
+            spectator_delay: spec.spectator_delay,
         };
         Some(self.start_room(start, None))
     }
@@ -432,7 +434,12 @@ impl App {
             _ => return None,
         };
         let config = room::config_of(&stored.spec).ok()?;
-        let record = hakem_round::record::record_of(&stored.id, &config, &stored.frames);
+        let mut frames = stored.frames;
+        // A match spectators see late is recorded only as far as they see it.
+        if let Some(room) = self.live(match_id) {
+            frames.truncate(room.public_seq() as usize);
+        }
+        let record = hakem_round::record::record_of(&stored.id, &config, &frames);
         Some(record.to_text())
     }
 
@@ -564,6 +571,9 @@ impl App {
         mut create: CreateMatch,
         board: Option<TournamentBoard>,
     ) -> Result<Created, CreateError> {
+        if let Some(delay) = &create.spectator_delay {
+            delay.check().map_err(CreateError::Invalid)?;
+        }
         if let Some(bot) = create.house_bot {
             if !(1..=5).contains(&bot.level) {
                 return Err(CreateError::Invalid(
@@ -626,9 +636,11 @@ impl App {
             accounts: create.accounts.clone(),
         };
         let created_ms = wall_clock_ms();
+        let spectator_delay = create.spectator_delay.filter(|d| !d.is_live());
         if let Some(store) = &self.store {
             let mut spec = room::spec_of(&config, &tokens);
             spec.house_bot = create.house_bot;
+            spec.spectator_delay = spectator_delay;
             store
                 .create_match(&match_id, &spec, created_ms)
                 .await
@@ -644,6 +656,7 @@ impl App {
             store: self.store.clone(),
             finished: Some(self.finished.clone()),
             settings: self.room_settings,
+            spectator_delay,
         };
         self.start_room(start, create.house_bot);
         self.seat_accounts(&match_id, game.as_str(), variant, &tokens);

@@ -76,6 +76,9 @@ pub struct MatchSpec {
     /// The tournament the match is a round of, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tournament: Option<String>,
+    /// How far behind spectators see the match, if they do not see it live.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spectator_delay: Option<hakem_protocol::SpectatorDelay>,
 }
 
 /// A stored account.
@@ -1051,6 +1054,7 @@ mod tests {
             accounts: PerSeat::default(),
             house_bot: None,
             tournament: None,
+            spectator_delay: None,
         }
     }
 

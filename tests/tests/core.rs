@@ -1,7 +1,8 @@
 //! The server core, from outside: late joiners get the match so far, a client far behind gets
 //! every event it missed exactly once and in order (from the store, at its own pace), finished
 //! rooms leave memory and their matches stay readable, lists are paged, matches nobody plays
-//! expire, and the opt-in extensions (`batch`, `boards`) change nothing for a v1 client.
+//! expire, the opt-in extensions (`batch`, `boards`) change nothing for a v1 client, and
+//! spectators of a match with a spectator delay see it late, across a restart.
 
 use std::time::{Duration, Instant};
 
@@ -403,4 +404,75 @@ async fn a_claim_on_a_retired_match_still_reaches_a_later_arbiter() {
         .find(|f| f["type"] == "state")
         .expect("a state");
     assert!(state.get("claims").is_none(), "{state}");
+}
+
+fn moves_shown(server: &Server, id: &str) -> usize {
+    server.match_state(id)["position"]["moves"]
+        .as_array()
+        .map_or(0, Vec::len)
+}
+
+#[tokio::test]
+async fn spectators_see_a_delayed_match_late_and_players_live_across_a_restart() {
+    let mut server = Server::start();
+    let mut organizer = hello(&server, "organizer", &[]).await;
+    let refused = organizer
+        .refused(
+            json!({"type": "create_match", "game": "pentago",
+                   "spectator_delay": {"seconds": 99999}}),
+            "bad_request",
+        )
+        .await;
+    assert!(
+        refused["message"]
+            .as_str()
+            .unwrap()
+            .contains("at most 3600"),
+        "{refused}"
+    );
+
+    let delay = json!({"game": "pentago", "spectator_delay": {"seconds": 3}});
+    let (mut p1, mut p2, m) = started(&server, &[], delay).await;
+    let mut watcher = hello(&server, "watcher", &[]).await;
+    let frames = {
+        watcher
+            .send(json!({"type": "watch", "match": m.id, "history": true, "id": "w"}))
+            .await;
+        until_reply(&mut watcher, "w").await
+    };
+    let last = play(&mut p1, &mut p2, &m.id, &TR_FIRST_WINS[..4]).await;
+    // The players saw every move; the public sees none of them yet, nor does the record.
+    assert_eq!(frames[0]["type"], "state");
+    assert!(seqs(&frames).iter().all(|&seq| seq < last), "{frames:?}");
+    let state = server.match_state(&m.id);
+    assert_eq!(state["spectator_delay"]["seconds"], 3, "{state}");
+    assert!(state["seq"].as_u64().unwrap() < last, "{state}");
+    assert_eq!(moves_shown(&server, &m.id), 0);
+    let (_, record) = server.get(&format!("/api/matches/{}/record", m.id));
+    assert!(!record.contains(TR_FIRST_WINS[0]), "{record}");
+
+    // Three seconds on, the spectator has been sent the moves, in order, and the public sees them.
+    let moved = watcher
+        .find(|f| f["event"]["kind"] == "moved" && f["event"]["move"] == TR_FIRST_WINS[3])
+        .await;
+    assert!(moved["seq"].as_u64().unwrap() <= last);
+    watcher.find(|f| f["seq"] == last).await;
+    assert_eq!(moves_shown(&server, &m.id), 4);
+
+    // Two moves more, and the server is restarted at once: the public still sees four moves,
+    // then six once they are old enough.
+    for (i, mv) in TR_FIRST_WINS.iter().enumerate().skip(4).take(2) {
+        let mover = if i % 2 == 0 { &mut p1 } else { &mut p2 };
+        mover
+            .accepted(json!({"type": "move", "match": m.id, "move": mv}))
+            .await;
+    }
+    server.restart();
+    assert_eq!(moves_shown(&server, &m.id), 4);
+    eventually(
+        "the moves made before the restart shown",
+        Duration::from_secs(10),
+        || moves_shown(&server, &m.id) == 6,
+    )
+    .await;
 }

@@ -1222,3 +1222,53 @@ async fn a_tournaments_changes_survive_a_kill_past_a_snapshot_on_both_databases(
         assert!(more["players"][7]["withdrawn_from"].is_number());
     }
 }
+
+#[tokio::test]
+async fn a_tournament_with_a_spectator_delay_shows_its_boards_late_until_they_end() {
+    let server = Server::start();
+    let mut org = organizer(&server).await;
+    let create = |delay: Value| {
+        json!({
+            "type": "create_tournament", "name": "Gecikmeli", "game": "pentago", "rounds": 1,
+            "players": players(&[("Aydın", "A"), ("Balcı", "B")]),
+            "spectator_delay": delay,
+        })
+    };
+    let refused = org
+        .refused(create(json!({"moves": 101})), "bad_request")
+        .await;
+    assert!(
+        refused["message"].as_str().unwrap().contains("at most 100"),
+        "{refused}"
+    );
+    let created = org.request(create(json!({"seconds": 60}))).await;
+    assert_eq!(created["type"], "tournament_created", "{created}");
+    let id = created["tournament"].as_str().unwrap().to_string();
+    let arb = created["arbiter_token"].as_str().unwrap().to_string();
+    assert_eq!(view(&server, &id)["spectator_delay"]["seconds"], 60);
+
+    let started = org
+        .request(json!({"type": "start_tournament", "tournament": id}))
+        .await;
+    let board = boards(&started, 1)[0]["match"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let state = server.match_state(&board);
+    assert_eq!(state["spectator_delay"]["seconds"], 60, "{state}");
+
+    // Its end shows the board whole at once.
+    let ended = org
+        .request(
+            json!({"type": "set_result", "tournament": id, "round": 1, "board": 1,
+                        "result": "1-0", "arbiter_token": arb}),
+        )
+        .await;
+    assert_eq!(
+        ended["pairings"][0]["boards"][0]["result"], "1-0",
+        "{ended}"
+    );
+    let state = server.match_state(&board);
+    assert_eq!(state["status"], "finished", "{state}");
+    assert!(state["spectator_delay"].is_null(), "{state}");
+}

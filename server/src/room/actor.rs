@@ -15,9 +15,10 @@ use hakem_round::{Command, Millis, Refusal, Round};
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
+use super::delay::Delayed;
 use super::{
     role_of, summary_of_round, Action, Credential, FinishSink, Join, Published, Role, RoomCommand,
-    RoomHandle, RoomSettings, Rooms, Start, Tokens, ROOM_QUEUE,
+    RoomHandle, RoomSettings, Rooms, Shown, Start, Tokens, ROOM_QUEUE,
 };
 use crate::outbox::{self, encode, ConnId, Outbox};
 use crate::store::{Finish, NewEvent, Store};
@@ -69,6 +70,27 @@ enum Timer {
     Expire,
     /// The round is over and the grace has passed.
     Retire,
+    /// Spectators who see the match late are due the next events.
+    Release,
+}
+
+/// Who a broadcast goes to.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Audience {
+    Everyone,
+    /// The players and the arbiter: spectators see the match late.
+    NotSpectators,
+    Spectators,
+}
+
+impl Audience {
+    fn includes(self, role: Role) -> bool {
+        match self {
+            Audience::Everyone => true,
+            Audience::NotSpectators => role != Role::Spectator,
+            Audience::Spectators => role == Role::Spectator,
+        }
+    }
 }
 
 struct Room {
@@ -98,6 +120,8 @@ struct Room {
     dropped: Vec<ConnId>,
     finished: Option<FinishSink>,
     rooms: Arc<Rooms>,
+    /// What spectators are shown when they see the match late, until the round is over.
+    delayed: Option<Delayed<Encoded>>,
 }
 
 pub(super) fn spawn(start: Start, instance: u64, rooms: Arc<Rooms>) -> RoomHandle {
@@ -110,6 +134,7 @@ pub(super) fn spawn(start: Start, instance: u64, rooms: Arc<Rooms>) -> RoomHandl
         store,
         finished,
         settings,
+        spectator_delay,
     } = start;
     let (tx, rx) = mpsc::channel(ROOM_QUEUE);
     let seq = frames.len() as u64;
@@ -120,9 +145,12 @@ pub(super) fn spawn(start: Start, instance: u64, rooms: Arc<Rooms>) -> RoomHandl
         (Some(_), MatchStatus::Finished) => 0,
         (Some(_), _) => settings.history.max(1),
     };
+    let epoch = Instant::now();
+    let delayed = spectator_delay
+        .filter(|delay| !delay.is_live() && round.status() != MatchStatus::Finished)
+        .map(|delay| held_back(delay, &round, &frames, created_ms, epoch));
     let keep = frames.len().saturating_sub(history);
     let recent: VecDeque<Utf8Bytes> = frames.into_iter().skip(keep).map(Utf8Bytes::from).collect();
-    let epoch = Instant::now();
     // The expiry counts from the match's creation, across restarts.
     let age = Duration::from_millis(wall_clock_ms().saturating_sub(created_ms));
     let expires_at = epoch + settings.expire_after.saturating_sub(age);
@@ -135,6 +163,7 @@ pub(super) fn spawn(start: Start, instance: u64, rooms: Arc<Rooms>) -> RoomHandl
         id: id.clone(),
         round: round.clone(),
         seq,
+        shown: delayed.as_ref().map(shown_of),
         epoch,
         created_ms,
         restarted,
@@ -166,12 +195,61 @@ pub(super) fn spawn(start: Start, instance: u64, rooms: Arc<Rooms>) -> RoomHandl
         dropped: Vec::new(),
         finished,
         rooms,
+        delayed,
     };
     tokio::spawn(room.run());
     RoomHandle {
         instance,
         tx,
         published: subscribed,
+    }
+}
+
+/// What spectators are shown of a match restarted from the store: the events older than the
+/// delay (by the clocks' readings they carry, the creation for those before any), and those
+/// the moves since let through; the others are held back as if just made.
+fn held_back(
+    delay: hakem_protocol::SpectatorDelay,
+    round: &Round,
+    frames: &[String],
+    created_ms: u64,
+    epoch: Instant,
+) -> Delayed<Encoded> {
+    let mut delayed = Delayed::new(delay, Round::new(round.config().clone()), 0);
+    let now_ms = wall_clock_ms();
+    let mut at_ms = created_ms;
+    for text in frames {
+        let Ok(ServerMessage::Event(frame)) = serde_json::from_str::<ServerMessage>(text) else {
+            // Stored frames were read once already (the round is their fold); one that does
+            // not read now holds nothing back.
+            return Delayed::new(delay, round.clone(), frames.len() as u64);
+        };
+        if let Some(clocks) = &frame.clocks {
+            at_ms = clocks.server_time_ms;
+        }
+        let age = Duration::from_millis(now_ms.saturating_sub(at_ms));
+        let due = epoch + Duration::from_secs(u64::from(delay.seconds)).saturating_sub(age);
+        let frames = vec![*frame];
+        delayed.hold(
+            due,
+            &frames,
+            Encoded {
+                frames: frames.clone(),
+                full: vec![Utf8Bytes::from(text.clone())],
+            },
+        );
+    }
+    for encoded in delayed.release(epoch, false) {
+        delayed.show(&encoded.frames, 0);
+    }
+    delayed
+}
+
+fn shown_of(delayed: &Delayed<Encoded>) -> Shown {
+    Shown {
+        round: delayed.shown.clone(),
+        seq: delayed.shown_seq,
+        delay: delayed.delay,
     }
 }
 
@@ -203,6 +281,7 @@ impl Room {
                     Some(Timer::Expire) => {
                         self.run_command(None, Command::Expire, None, None).await;
                     }
+                    Some(Timer::Release) => self.release_shown(false),
                     Some(Timer::Retire) | None => break,
                 },
             }
@@ -217,10 +296,12 @@ impl Room {
             .clock_deadline()
             .and_then(|ms| self.epoch.checked_add(Duration::from_millis(ms)));
         let expire = self.expires().then_some(self.expires_at);
+        let release = self.delayed.as_ref().and_then(Delayed::next_due);
         [
             (Timer::Flag, flag),
             (Timer::Expire, expire),
             (Timer::Retire, self.retire_at),
+            (Timer::Release, release),
         ]
         .into_iter()
         .filter_map(|(timer, at)| at.map(|at| (timer, at)))
@@ -312,10 +393,13 @@ impl Room {
 
     /// The state `role` sees now, with the legal moves if asked for.
     fn state(&self, role: Role, with_legal_moves: bool) -> MatchState {
-        let mut state = self
-            .round
-            .state(&self.id, self.seq, self.now(), wall_clock_ms());
+        let (round, seq) = match (&self.delayed, role) {
+            (Some(delayed), Role::Spectator) => (&*delayed.shown, delayed.shown_seq),
+            _ => (&*self.round, self.seq),
+        };
+        let mut state = round.state(&self.id, seq, self.now(), wall_clock_ms());
         state.you = Some(role.as_str().to_string());
+        state.spectator_delay = self.delayed.as_ref().map(|delayed| delayed.delay);
         // Claims are between the players and the arbiter.
         if role != Role::Spectator {
             state.claims = Some(self.round.claims().to_vec());
@@ -370,19 +454,22 @@ impl Room {
             },
         );
         metrics::gauge!("hakem_room_members", "role" => role.metric_label()).increment(1.0);
+        // The last event this member may see now.
+        let last = self.last_seq_for(role);
         match since_seq {
-            Some(since) if since <= self.seq => self.catch_up(&outbox, since + 1, boards),
+            Some(since) if since <= last => self.catch_up(&outbox, since + 1, last, boards),
             None if history => {
                 // The match as it was created, then everything since: the member folds it all.
                 let mut first =
                     Round::new(self.round.config().clone()).state(&self.id, 0, 0, wall_clock_ms());
                 first.you = Some(role.as_str().to_string());
+                first.spectator_delay = self.delayed.as_ref().map(|delayed| delayed.delay);
                 if role != Role::Spectator {
                     // None yet: the claims come with the events that follow.
                     first.claims = Some(Vec::new());
                 }
                 outbox.send_message(&ServerMessage::State(Box::new(first)));
-                self.catch_up(&outbox, 1, boards);
+                self.catch_up(&outbox, 1, last, boards);
                 if legal_moves {
                     let state = self.state(role, true);
                     outbox.send_message(&ServerMessage::State(Box::new(state)));
@@ -405,23 +492,32 @@ impl Room {
             outbox.send_message(&ServerMessage::Ack {
                 re,
                 match_id: Some(self.id.to_string()),
-                seq: Some(self.seq),
+                seq: Some(self.last_seq_for(role)),
             });
         }
     }
 
-    /// Sends the events from `from` on: those no longer in memory as a replay from the store
-    /// (read at the pace the member reads), then those in memory.
-    fn catch_up(&self, outbox: &Outbox, from: u64, boards: bool) {
-        if from > self.seq {
+    /// The last event `role` is shown: every one, but for spectators who see the match late.
+    fn last_seq_for(&self, role: Role) -> u64 {
+        match (&self.delayed, role) {
+            (Some(delayed), Role::Spectator) => delayed.shown_seq,
+            _ => self.seq,
+        }
+    }
+
+    /// Sends the events from `from` to `to`: those no longer in memory as a replay from the
+    /// store (read at the pace the member reads), then those in memory.
+    fn catch_up(&self, outbox: &Outbox, from: u64, to: u64, boards: bool) {
+        if from > to {
             return;
         }
         let first_kept = self.seq + 1 - self.recent.len() as u64;
         if from < first_kept {
-            outbox.replay(self.id.clone(), from, first_kept - 1, boards);
+            outbox.replay(self.id.clone(), from, to.min(first_kept - 1), boards);
         }
         let skip = from.saturating_sub(first_kept) as usize;
-        for frame in self.recent.iter().skip(skip) {
+        let take = (to + 1).saturating_sub(from.max(first_kept)) as usize;
+        for frame in self.recent.iter().skip(skip).take(take) {
             if boards {
                 outbox.send(frame.clone());
             } else {
@@ -582,7 +678,19 @@ impl Room {
         if self.history == 0 {
             self.recent = VecDeque::new();
         }
-        self.broadcast(&encoded);
+        match &mut self.delayed {
+            Some(delayed) => {
+                let due = Instant::now() + Duration::from_secs(u64::from(delayed.delay.seconds));
+                self.broadcast(&encoded, Audience::NotSpectators);
+                if let Some(delayed) = &mut self.delayed {
+                    let frames = encoded.frames.clone();
+                    delayed.hold(due, &frames, encoded);
+                }
+                // Moves let earlier events through; the round's end lets every one through.
+                self.release_shown(finished_now);
+            }
+            None => self.broadcast(&encoded, Audience::Everyone),
+        }
         self.publish();
         self.send_turn_states();
         if finished_now {
@@ -593,12 +701,38 @@ impl Room {
         Ok(())
     }
 
-    /// Sends one action's frames to every member: each alone, or in one `events` frame to
-    /// members who asked for batches; with boards to those who asked for them.
-    fn broadcast(&mut self, encoded: &Encoded) {
+    /// Shows spectators who see the match late the events now due (with `all`, every one:
+    /// the round is over, and from then on they see it live).
+    fn release_shown(&mut self, all: bool) {
+        let now = self.now();
+        let Some(delayed) = &mut self.delayed else {
+            return;
+        };
+        let released = delayed.release(Instant::now(), all);
+        for encoded in &released {
+            delayed.show(&encoded.frames, now);
+        }
+        for encoded in &released {
+            self.broadcast(encoded, Audience::Spectators);
+        }
+        if all {
+            self.delayed = None;
+        }
+        if !released.is_empty() || all {
+            self.publish();
+        }
+    }
+
+    /// Sends one action's frames to every member of `audience`: each alone, or in one
+    /// `events` frame to members who asked for batches; with boards to those who asked for
+    /// them.
+    fn broadcast(&mut self, encoded: &Encoded, audience: Audience) {
         // [boards][batched], made when a member first needs it.
         let mut made: [[Option<Vec<Utf8Bytes>>; 2]; 2] = Default::default();
         for (&conn, member) in &self.members {
+            if !audience.includes(member.role) {
+                continue;
+            }
             let batched = member.batch && encoded.full.len() > 1;
             let frames =
                 made[usize::from(member.boards)][usize::from(batched)].get_or_insert_with(|| {
@@ -620,6 +754,7 @@ impl Room {
             id: self.id.clone(),
             round: self.round.clone(),
             seq: self.seq,
+            shown: self.delayed.as_ref().map(shown_of),
             epoch: self.epoch,
             created_ms: self.created_ms,
             restarted: false,

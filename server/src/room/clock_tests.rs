@@ -1,12 +1,13 @@
 //! A room's own timers under tokio's paused clock: the set ends on time at exactly the
 //! configured moment, not a millisecond early, without any message arriving; a finished room
 //! retires after its grace; a match nobody plays expires; events beyond the history kept in
-//! memory are sent as a replay from the store; batches carry one action's events.
+//! memory are sent as a replay from the store; batches carry one action's events; spectators
+//! who see a match late are shown each event when it is old enough.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use hakem_protocol::{ClockConfig, Event, PerSeat, Seat, ServerMessage};
+use hakem_protocol::{ClockConfig, Event, PerSeat, Seat, ServerMessage, SpectatorDelay};
 use hakem_round::{MatchConfig, Round};
 use tokio::sync::{mpsc, Notify};
 
@@ -74,6 +75,15 @@ fn start_room(
     clock: Option<ClockConfig>,
     settings: RoomSettings,
 ) -> RoomHandle {
+    start_delayed(rooms, clock, settings, None)
+}
+
+fn start_delayed(
+    rooms: &Arc<Rooms>,
+    clock: Option<ClockConfig>,
+    settings: RoomSettings,
+    spectator_delay: Option<SpectatorDelay>,
+) -> RoomHandle {
     let config = MatchConfig::new("pentago", None, 3, clock, 3, PerSeat::default()).unwrap();
     rooms.start(Start {
         id: "m1".into(),
@@ -84,6 +94,7 @@ fn start_room(
         store: None,
         finished: None,
         settings,
+        spectator_delay,
     })
 }
 
@@ -115,7 +126,15 @@ async fn act(room: &RoomHandle, conn: u64, member: &Member, action: Action) {
 }
 
 async fn seated(rooms: &Arc<Rooms>, clock: ClockConfig) -> (RoomHandle, Member, Member) {
-    let room = start_room(rooms, Some(clock), RoomSettings::default());
+    seated_delayed(rooms, clock, None).await
+}
+
+async fn seated_delayed(
+    rooms: &Arc<Rooms>,
+    clock: ClockConfig,
+    spectator_delay: Option<SpectatorDelay>,
+) -> (RoomHandle, Member, Member) {
+    let room = start_delayed(rooms, Some(clock), RoomSettings::default(), spectator_delay);
     let (p1, p2) = (Member::new(), Member::new());
     for (conn, member, token) in [(1, &p1, "a"), (2, &p2, "b")] {
         room.join(join(conn, member, Credential::Seat(token.repeat(32))))
@@ -312,6 +331,7 @@ async fn a_member_far_behind_gets_a_replay_then_the_events_in_memory() {
         store: Some(store),
         finished: None,
         settings,
+        spectator_delay: None,
     });
     let mut late = Member::new();
     let mut entry = join(7, &late, Credential::Spectator);
@@ -359,4 +379,126 @@ async fn a_member_who_asked_for_batches_gets_one_frame_per_action() {
     assert!(batched.rx.try_recv().is_err(), "one frame");
     // Others still get one frame per event.
     assert_eq!(event_kinds(&p1.events()), ["moved", "pressed"]);
+}
+
+fn seqs(messages: &[ServerMessage]) -> Vec<u64> {
+    messages
+        .iter()
+        .filter_map(|m| match m {
+            ServerMessage::Event(frame) => Some(frame.seq),
+            _ => None,
+        })
+        .collect()
+}
+
+async fn spectator(room: &RoomHandle, conn: u64, history: bool) -> (Member, Vec<ServerMessage>) {
+    let mut member = Member::new();
+    let mut entry = join(conn, &member, Credential::Spectator);
+    entry.history = history;
+    room.join(entry).await.unwrap();
+    settle().await;
+    let messages = member.events();
+    (member, messages)
+}
+
+fn state_seq(messages: &[ServerMessage]) -> Option<u64> {
+    messages.iter().rev().find_map(|m| match m {
+        ServerMessage::State(state) => Some(state.seq),
+        _ => None,
+    })
+}
+
+#[tokio::test(start_paused = true)]
+async fn spectators_of_a_delayed_match_see_each_event_when_it_is_old_enough() {
+    let rooms = Arc::new(Rooms::default());
+    let delay = SpectatorDelay {
+        seconds: 30,
+        moves: 0,
+    };
+    let (room, mut p1, mut p2) = seated_delayed(&rooms, ClockConfig::default(), Some(delay)).await;
+    let live_seq = *seqs(&p1.events()).last().unwrap();
+    p2.drain();
+    // Everything so far (the seats taken, the set started) happened just now: a spectator
+    // arriving is shown the match as it was created, and so is the public.
+    let (mut watcher, joined) = spectator(&room, 10, false).await;
+    assert_eq!(state_seq(&joined), Some(0));
+    assert_eq!(room.state().seq, 0);
+    assert_eq!(room.state().spectator_delay, Some(delay));
+    assert_eq!(room.public_seq(), 0);
+
+    tokio::time::advance(Duration::from_secs(1)).await;
+    act(&room, 1, &p1, Action::Move("a1sw".into(), true)).await;
+    assert_eq!(
+        event_kinds(&p2.events()),
+        ["moved", "pressed"],
+        "players see it live"
+    );
+    assert!(watcher.events().is_empty(), "the spectator does not");
+
+    // 30 s after the start of the set, the spectator sees it start; the move a second later.
+    tokio::time::advance(Duration::from_millis(29_000)).await;
+    settle().await;
+    let started = watcher.events();
+    assert_eq!(seqs(&started), (1..=live_seq).collect::<Vec<_>>());
+    assert!(event_kinds(&started).contains(&"set_started"));
+    assert_eq!(room.public_seq(), live_seq);
+    tokio::time::advance(Duration::from_secs(1)).await;
+    settle().await;
+    assert_eq!(event_kinds(&watcher.events()), ["moved", "pressed"]);
+    assert_eq!(room.public_seq(), live_seq + 2);
+    assert_eq!(room.state().position.moves.len(), 1);
+
+    // A spectator coming now with the history gets exactly what is shown, no more.
+    tokio::time::advance(Duration::from_secs(5)).await;
+    act(&room, 2, &p2, Action::Move("f6ne".into(), true)).await;
+    let (_late, history) = spectator(&room, 11, true).await;
+    assert_eq!(
+        seqs(&history),
+        (1..=live_seq + 2).collect::<Vec<_>>(),
+        "up to the first move, not the second"
+    );
+
+    // The end of the round shows the rest at once, and from then on everything is live.
+    for _ in 0..2 {
+        act(&room, 1, &p1, Action::Resign).await;
+        for (conn, member) in [(1, &p1), (2, &p2)] {
+            act(&room, conn, member, Action::Ready).await;
+        }
+    }
+    assert_eq!(room.status(), hakem_protocol::MatchStatus::Finished);
+    let rest = watcher.events();
+    assert!(
+        event_kinds(&rest).contains(&"round_ended"),
+        "{:?}",
+        event_kinds(&rest)
+    );
+    assert_eq!(room.public_seq(), room.state().seq);
+    assert_eq!(room.state().spectator_delay, None);
+}
+
+#[tokio::test(start_paused = true)]
+async fn spectators_who_see_a_match_moves_behind_see_a_move_once_the_next_is_made() {
+    let rooms = Arc::new(Rooms::default());
+    let delay = SpectatorDelay {
+        seconds: 0,
+        moves: 1,
+    };
+    let (room, p1, p2) = seated_delayed(&rooms, ClockConfig::default(), Some(delay)).await;
+    let (mut watcher, _) = spectator(&room, 10, false).await;
+    assert_eq!(room.public_seq(), 0);
+    act(&room, 1, &p1, Action::Move("a1sw".into(), true)).await;
+    // The first move lets through what came before it: the set's start.
+    let before = watcher.events();
+    assert!(event_kinds(&before).contains(&"set_started"));
+    assert!(!event_kinds(&before).contains(&"moved"));
+    tokio::time::advance(Duration::from_secs(600)).await;
+    settle().await;
+    assert!(
+        watcher.events().is_empty(),
+        "time alone does not show a move"
+    );
+    assert_eq!(room.state().position.moves.len(), 0);
+    act(&room, 2, &p2, Action::Move("f6ne".into(), true)).await;
+    assert_eq!(event_kinds(&watcher.events()), ["moved", "pressed"]);
+    assert_eq!(room.state().position.moves.len(), 1);
 }

@@ -10,6 +10,7 @@
 mod actor;
 #[cfg(test)]
 mod clock_tests;
+mod delay;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -17,7 +18,9 @@ use std::time::Duration;
 
 use dashmap::DashMap;
 use hakem_protocol::RequestId;
-use hakem_protocol::{MatchState, MatchStatus, MatchSummary, PerSeat, RoundResult, Seat};
+use hakem_protocol::{
+    MatchState, MatchStatus, MatchSummary, PerSeat, RoundResult, Seat, SpectatorDelay,
+};
 use hakem_round::{Command, MatchConfig, Round};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
@@ -145,6 +148,7 @@ pub fn spec_of(config: &MatchConfig, tokens: &Tokens) -> MatchSpec {
         accounts: tokens.accounts.clone(),
         house_bot: None,
         tournament: config.tournament.clone(),
+        spectator_delay: None,
     }
 }
 
@@ -238,8 +242,11 @@ pub struct Gone;
 #[derive(Debug)]
 pub struct Published {
     pub id: Arc<str>,
+    /// The round as it is (for the server's own decisions).
     pub round: Arc<Round>,
     pub seq: u64,
+    /// What spectators and public reads are shown, when they see the match late.
+    pub shown: Option<Shown>,
     /// The room's clock: the round's times count from here.
     pub epoch: Instant,
     pub created_ms: u64,
@@ -247,13 +254,21 @@ pub struct Published {
     pub restarted: bool,
 }
 
+/// The match as spectators see it when they see it late: the round after event `seq`.
+#[derive(Clone, Debug)]
+pub struct Shown {
+    pub round: Arc<Round>,
+    pub seq: u64,
+    pub delay: SpectatorDelay,
+}
+
 impl Published {
-    /// The spectator's state now.
+    /// The spectator's state now (as late as spectators see it).
     pub fn state_now(&self) -> MatchState {
         let now = self.epoch.elapsed().as_millis() as hakem_round::Millis;
-        let mut state = self
-            .round
-            .state(&self.id, self.seq, now, crate::wall_clock_ms());
+        let (round, seq) = self.public();
+        let mut state = round.state(&self.id, seq, now, crate::wall_clock_ms());
+        state.spectator_delay = self.shown.as_ref().map(|shown| shown.delay);
         if self.restarted {
             state.players.p1.connected = false;
             state.players.p2.connected = false;
@@ -262,7 +277,15 @@ impl Published {
     }
 
     pub fn summary(&self) -> MatchSummary {
-        summary_of_round(&self.id, &self.round, self.created_ms, None)
+        summary_of_round(&self.id, self.public().0, self.created_ms, None)
+    }
+
+    /// The round and the last event the public is shown.
+    pub fn public(&self) -> (&Round, u64) {
+        match &self.shown {
+            Some(shown) => (&shown.round, shown.seq),
+            None => (&self.round, self.seq),
+        }
     }
 }
 
@@ -388,6 +411,11 @@ impl RoomHandle {
     pub fn status(&self) -> MatchStatus {
         self.published.borrow().round.status()
     }
+
+    /// The last event spectators have been shown (every event, unless they see it late).
+    pub fn public_seq(&self) -> u64 {
+        self.published.borrow().public().1
+    }
 }
 
 /// The live rooms by match id.
@@ -408,6 +436,8 @@ pub struct Start {
     pub store: Option<Store>,
     pub finished: Option<FinishSink>,
     pub settings: RoomSettings,
+    /// Spectators see the match this far behind (`None`: live).
+    pub spectator_delay: Option<SpectatorDelay>,
 }
 
 impl Rooms {

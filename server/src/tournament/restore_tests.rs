@@ -44,6 +44,7 @@ fn create(players: &[&str]) -> CreateTournament {
         auto_pair: false,
         max_half_byes: 1,
         bye_points: hakem_protocol::Points::ONE,
+        spectator_delay: None,
     }
 }
 

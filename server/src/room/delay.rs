@@ -1,0 +1,208 @@
+//! Spectators who see a match late (a tournament's anti-cheat setting): the actions held back
+//! from them, and the round as they see it. Players and the arbiter are not held back.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use hakem_protocol::{Event, EventFrame, SpectatorDelay};
+use hakem_round::{Millis, Round};
+use tokio::time::Instant;
+
+/// Actions held back at most: past it the oldest is shown early. Players send at most a few
+/// actions a second, so this is a delay of minutes even for the fastest play.
+const MAX_HELD: usize = 2048;
+
+/// One action held back: shown once `due` has come and `delay.moves` moves were made after it.
+struct Held<T> {
+    due: Instant,
+    /// Moves made up to and with this action.
+    moves_at: u64,
+    item: T,
+}
+
+pub(super) struct Delayed<T> {
+    pub delay: SpectatorDelay,
+    /// The round after event `shown_seq`, as spectators see it.
+    pub shown: Arc<Round>,
+    pub shown_seq: u64,
+    held: VecDeque<Held<T>>,
+    /// Moves made in the match so far.
+    moves: u64,
+}
+
+impl<T> Delayed<T> {
+    pub fn new(delay: SpectatorDelay, shown: Round, shown_seq: u64) -> Delayed<T> {
+        Delayed {
+            delay,
+            shown: Arc::new(shown),
+            shown_seq,
+            held: VecDeque::new(),
+            moves: 0,
+        }
+    }
+
+    /// Holds back an action whose events are `frames`, until `due`.
+    pub fn hold(&mut self, due: Instant, frames: &[EventFrame], item: T) {
+        self.count_moves(frames);
+        self.held.push_back(Held {
+            due,
+            moves_at: self.moves,
+            item,
+        });
+    }
+
+    /// Counts moves spectators were shown at once (those before a restart, say).
+    pub fn count_moves(&mut self, frames: &[EventFrame]) {
+        self.moves += frames
+            .iter()
+            .filter(|f| matches!(f.event, Event::Moved { .. }))
+            .count() as u64;
+    }
+
+    fn releasable(&self, held: &Held<T>, now: Instant) -> bool {
+        held.due <= now && self.moves - held.moves_at >= u64::from(self.delay.moves)
+    }
+
+    /// When the oldest held action is due, if only time holds it back (a move to come
+    /// releases the others).
+    pub fn next_due(&self) -> Option<Instant> {
+        let first = self.held.front()?;
+        (self.moves - first.moves_at >= u64::from(self.delay.moves)).then_some(first.due)
+    }
+
+    /// Takes the actions to show now, oldest first: those due, or with `all` every one (the
+    /// round is over).
+    pub fn release(&mut self, now: Instant, all: bool) -> Vec<T> {
+        let mut out = Vec::new();
+        while let Some(first) = self.held.front() {
+            if !(all || self.held.len() > MAX_HELD || self.releasable(first, now)) {
+                break;
+            }
+            out.extend(self.held.pop_front().map(|held| held.item));
+        }
+        out
+    }
+
+    /// Applies events now shown to the round spectators see; its clocks read what they read
+    /// right after the last of them, running from `now`.
+    pub fn show(&mut self, frames: &[EventFrame], now: Millis) {
+        let round = Arc::make_mut(&mut self.shown);
+        let mut clocks = None;
+        for frame in frames {
+            round.apply(&frame.event, now);
+            clocks = frame.clocks.or(clocks);
+            self.shown_seq = frame.seq;
+        }
+        if let Some(reading) = clocks {
+            round.restore_clocks(&reading, now);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hakem_protocol::{PerSeat, Seat};
+    use hakem_round::{Command, MatchConfig};
+    use std::time::Duration;
+
+    /// A Pentago match under way: both ready, and the frames of each step after.
+    fn steps() -> (Round, Vec<Vec<EventFrame>>) {
+        let config = MatchConfig::new("pentago", None, 3, None, 3, PerSeat::default()).unwrap();
+        let mut round = Round::new(config);
+        let mut all = Vec::new();
+        let mut seq = 1;
+        let commands = [
+            Command::Ready { seat: Seat::P1 },
+            Command::Ready { seat: Seat::P2 },
+        ];
+        for command in commands {
+            let (next, frames) = round.step(command, 0, 0, "m", seq).unwrap();
+            seq += frames.len() as u64;
+            round = next;
+            all.push(frames);
+        }
+        for _ in 0..3 {
+            let seat = round.to_move().unwrap();
+            let command = Command::Move {
+                seat,
+                mv: round.legal_moves(seat)[0].clone(),
+                press: true,
+            };
+            let (next, frames) = round.step(command, 0, 0, "m", seq).unwrap();
+            seq += frames.len() as u64;
+            round = next;
+            all.push(frames);
+        }
+        (round, all)
+    }
+
+    #[test]
+    fn actions_are_shown_when_old_enough_and_enough_moves_came_after() {
+        let (end, steps) = steps();
+        let first = Round::new(end.config().clone());
+        let now = Instant::now();
+        let delay = SpectatorDelay {
+            seconds: 10,
+            moves: 1,
+        };
+        let mut delayed = Delayed::new(delay, first, 0);
+        for (i, frames) in steps.iter().enumerate() {
+            delayed.hold(now + Duration::from_secs(10 + i as u64), frames, i);
+        }
+        // Nothing is old enough yet.
+        assert!(delayed.release(now, false).is_empty());
+        // All are old enough; a move came after each but the last, which waits for a move
+        // to come.
+        let shown = delayed.release(now + Duration::from_secs(60), false);
+        assert_eq!(shown, [0, 1, 2, 3]);
+        assert_eq!(
+            delayed.next_due(),
+            None,
+            "only a move releases the last one"
+        );
+        for i in shown {
+            delayed.show(&steps[i], 0);
+        }
+        assert_eq!(delayed.shown_seq, steps[3].last().unwrap().seq);
+        assert_eq!(delayed.shown.moves().len(), 2);
+        // The round's end shows the rest.
+        let rest = delayed.release(now, true);
+        assert_eq!(rest, [4]);
+        delayed.show(&steps[4], 0);
+        assert_eq!(delayed.shown.moves(), end.moves());
+        assert_eq!(delayed.shown_seq, steps[4].last().unwrap().seq);
+    }
+
+    #[test]
+    fn time_alone_holds_back_until_due() {
+        let (end, steps) = steps();
+        let now = Instant::now();
+        let delay = SpectatorDelay {
+            seconds: 5,
+            moves: 0,
+        };
+        let mut delayed = Delayed::new(delay, Round::new(end.config().clone()), 0);
+        delayed.hold(now + Duration::from_secs(5), &steps[0], 0);
+        delayed.hold(now + Duration::from_secs(6), &steps[1], 1);
+        assert_eq!(delayed.next_due(), Some(now + Duration::from_secs(5)));
+        assert_eq!(delayed.release(now + Duration::from_secs(5), false), [0]);
+        assert_eq!(delayed.next_due(), Some(now + Duration::from_secs(6)));
+    }
+
+    #[test]
+    fn the_oldest_is_shown_early_past_the_bound() {
+        let (end, steps) = steps();
+        let now = Instant::now();
+        let delay = SpectatorDelay {
+            seconds: 3600,
+            moves: 0,
+        };
+        let mut delayed = Delayed::new(delay, Round::new(end.config().clone()), 0);
+        for i in 0..=MAX_HELD {
+            delayed.hold(now + Duration::from_secs(3600), &steps[0], i);
+        }
+        assert_eq!(delayed.release(now, false), [0]);
+        assert!(delayed.release(now, false).is_empty());
+    }
+}
