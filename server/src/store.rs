@@ -773,6 +773,9 @@ WITH new_matches AS (
 )
 SELECT 1";
 
+/// Statements of a batch kept prepared at most (each is `SQLITE_ROWS` rows of one table).
+const KEPT_STATEMENTS: usize = 8;
+
 /// The texts of the batches written so far, by their numbers of statements.
 type Texts = std::collections::HashMap<(usize, usize, usize), String>;
 
@@ -787,10 +790,20 @@ async fn commit_sqlite(
         statements(rows.events.len()),
         statements(rows.finished.len()),
     );
-    let sql = texts
-        .entry(shape)
-        .or_insert_with(|| sqlite_batch(shape.0, shape.1, shape.2));
-    let mut query = sqlx::query(sql.as_str());
+    // The common small batches stay prepared on the connection; a large one (a burst, such as
+    // many matches created at once) is prepared for its one use, so that its compiled
+    // statements do not stay in SQLite's memory.
+    let kept = shape.0 + shape.1 + shape.2 <= KEPT_STATEMENTS;
+    let once;
+    let sql = if kept {
+        texts
+            .entry(shape)
+            .or_insert_with(|| sqlite_batch(shape.0, shape.1, shape.2))
+    } else {
+        once = sqlite_batch(shape.0, shape.1, shape.2);
+        &once
+    };
+    let mut query = sqlx::query(sql.as_str()).persistent(kept);
     let pad = |n: usize| statements(n) * SQLITE_ROWS - n;
     for (id, created_ms, spec) in &rows.matches {
         query = query.bind(*id).bind(*created_ms).bind(*spec).bind(0i64);
