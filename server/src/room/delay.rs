@@ -51,8 +51,7 @@ impl<T> Delayed<T> {
         });
     }
 
-    /// Counts moves spectators were shown at once (those before a restart, say).
-    pub fn count_moves(&mut self, frames: &[EventFrame]) {
+    fn count_moves(&mut self, frames: &[EventFrame]) {
         self.moves += frames
             .iter()
             .filter(|f| matches!(f.event, Event::Moved { .. }))
