@@ -97,6 +97,9 @@ pub struct StoredMatch {
     pub created_ms: u64,
     pub finished: bool,
     pub frames: Vec<String>,
+    /// When each frame was stored (milliseconds since the epoch); read for the live matches
+    /// of a restart only (spectators who see a match late are held back by it), empty else.
+    pub times: Vec<u64>,
 }
 
 /// One event to append.
@@ -329,11 +332,12 @@ impl Store {
         );
         let events = sql_for(
             &self.db,
-            "SELECT e.match_id, e.frame FROM events e JOIN matches m ON m.id = e.match_id \
+            "SELECT e.match_id, e.frame, e.at_ms FROM events e JOIN matches m ON m.id = e.match_id \
              WHERE m.finished = 0 ORDER BY e.match_id, e.seq",
         );
         type Spec = (String, String, i64);
-        let (specs, events): (Vec<Spec>, Vec<(String, String)>) = on_db!(&self.db, pool => {
+        type Event = (String, String, i64);
+        let (specs, events): (Vec<Spec>, Vec<Event>) = on_db!(&self.db, pool => {
             let specs = sqlx::query(&specs).fetch_all(pool).await?;
             let specs = specs
                 .iter()
@@ -342,21 +346,26 @@ impl Store {
             let events = sqlx::query(&events).fetch_all(pool).await?;
             let events = events
                 .iter()
-                .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
+                .map(|r| Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?)))
                 .collect::<Result<Vec<_>, sqlx::Error>>()?;
             (specs, events)
         });
-        let mut frames: std::collections::HashMap<String, Vec<String>> = Default::default();
-        for (id, frame) in events {
-            frames.entry(id).or_default().push(frame);
+        let mut frames: std::collections::HashMap<String, (Vec<String>, Vec<u64>)> =
+            Default::default();
+        for (id, frame, at_ms) in events {
+            let (texts, times) = frames.entry(id).or_default();
+            texts.push(frame);
+            times.push(ms(at_ms));
         }
         specs
             .into_iter()
             .map(|(id, spec, created_ms)| {
                 let spec = serde_json::from_str(&spec)
                     .map_err(|e| StoreError(format!("match {id}: bad spec: {e}")))?;
+                let (frames, times) = frames.remove(&id).unwrap_or_default();
                 Ok(StoredMatch {
-                    frames: frames.remove(&id).unwrap_or_default(),
+                    frames,
+                    times,
                     id,
                     spec,
                     created_ms: ms(created_ms),
@@ -390,6 +399,7 @@ impl Store {
             created_ms: ms(created_ms),
             finished: finished != 0,
             frames,
+            times: Vec::new(),
         }))
     }
 

@@ -130,6 +130,7 @@ pub(super) fn spawn(start: Start, instance: u64, rooms: Arc<Rooms>) -> RoomHandl
         round,
         tokens,
         frames,
+        times,
         created_ms,
         store,
         finished,
@@ -148,7 +149,7 @@ pub(super) fn spawn(start: Start, instance: u64, rooms: Arc<Rooms>) -> RoomHandl
     let epoch = Instant::now();
     let delayed = spectator_delay
         .filter(|delay| !delay.is_live() && round.status() != MatchStatus::Finished)
-        .map(|delay| held_back(delay, &round, &frames, created_ms, epoch));
+        .map(|delay| held_back(delay, &round, &frames, &times, created_ms, epoch));
     let keep = frames.len().saturating_sub(history);
     let recent: VecDeque<Utf8Bytes> = frames.into_iter().skip(keep).map(Utf8Bytes::from).collect();
     // The expiry counts from the match's creation, across restarts.
@@ -205,39 +206,57 @@ pub(super) fn spawn(start: Start, instance: u64, rooms: Arc<Rooms>) -> RoomHandl
     }
 }
 
-/// What spectators are shown of a match restarted from the store: the events older than the
-/// delay (by the clocks' readings they carry, the creation for those before any), and those
-/// the moves since let through; the others are held back as if just made.
+/// What spectators are shown of a match restarted from the store: the actions older than the
+/// delay and those the moves since let through; the others are held back as before the
+/// restart. An action's events were stored together, at one moment (`times`; without them, by
+/// the clock readings the events carry, the creation for those before any).
 fn held_back(
     delay: hakem_protocol::SpectatorDelay,
     round: &Round,
     frames: &[String],
+    times: &[u64],
     created_ms: u64,
     epoch: Instant,
 ) -> Delayed<Encoded> {
     let mut delayed = Delayed::new(delay, Round::new(round.config().clone()), 0);
     let now_ms = wall_clock_ms();
     let mut at_ms = created_ms;
-    for text in frames {
+    let mut action: Option<(u64, Encoded)> = None;
+    let hold = |delayed: &mut Delayed<Encoded>, (at_ms, encoded): (u64, Encoded)| {
+        let age = Duration::from_millis(now_ms.saturating_sub(at_ms));
+        let due = epoch + Duration::from_secs(u64::from(delay.seconds)).saturating_sub(age);
+        let frames = encoded.frames.clone();
+        delayed.hold(due, &frames, encoded);
+    };
+    for (i, text) in frames.iter().enumerate() {
         let Ok(ServerMessage::Event(frame)) = serde_json::from_str::<ServerMessage>(text) else {
             // Stored frames were read once already (the round is their fold); one that does
             // not read now holds nothing back.
             return Delayed::new(delay, round.clone(), frames.len() as u64);
         };
-        if let Some(clocks) = &frame.clocks {
-            at_ms = clocks.server_time_ms;
+        at_ms = match (times.get(i), &frame.clocks) {
+            (Some(&stored), _) => stored,
+            (None, Some(clocks)) => clocks.server_time_ms,
+            (None, None) => at_ms,
+        };
+        match &mut action {
+            Some((started, encoded)) if *started == at_ms => {
+                encoded.frames.push(*frame);
+                encoded.full.push(Utf8Bytes::from(text.clone()));
+            }
+            _ => {
+                let next = Encoded {
+                    frames: vec![*frame],
+                    full: vec![Utf8Bytes::from(text.clone())],
+                };
+                if let Some(done) = action.replace((at_ms, next)) {
+                    hold(&mut delayed, done);
+                }
+            }
         }
-        let age = Duration::from_millis(now_ms.saturating_sub(at_ms));
-        let due = epoch + Duration::from_secs(u64::from(delay.seconds)).saturating_sub(age);
-        let frames = vec![*frame];
-        delayed.hold(
-            due,
-            &frames,
-            Encoded {
-                frames: frames.clone(),
-                full: vec![Utf8Bytes::from(text.clone())],
-            },
-        );
+    }
+    if let Some(done) = action {
+        hold(&mut delayed, done);
     }
     for encoded in delayed.release(epoch, false) {
         delayed.show(&encoded.frames, 0);
@@ -281,7 +300,10 @@ impl Room {
                     Some(Timer::Expire) => {
                         self.run_command(None, Command::Expire, None, None).await;
                     }
-                    Some(Timer::Release) => self.release_shown(false),
+                    Some(Timer::Release) => {
+                        self.release_shown(false);
+                        self.settle_dropped().await;
+                    }
                     Some(Timer::Retire) | None => break,
                 },
             }

@@ -44,9 +44,20 @@ impl<T> Delayed<T> {
     /// Holds back an action whose events are `frames`, until `due`.
     pub fn hold(&mut self, due: Instant, frames: &[EventFrame], item: T) {
         self.count_moves(frames);
+        // A marble placed and not yet turned is the first half of the move to come: it is
+        // shown with that move, not before.
+        let half = frames
+            .iter()
+            .any(|f| matches!(f.event, Event::Placed { .. }))
+            && !frames.iter().any(|f| {
+                matches!(
+                    f.event,
+                    Event::Moved { .. } | Event::SetEnded(_) | Event::RoundEnded(_)
+                )
+            });
         self.held.push_back(Held {
             due,
-            moves_at: self.moves,
+            moves_at: self.moves + u64::from(half),
             item,
         });
     }
@@ -58,15 +69,20 @@ impl<T> Delayed<T> {
             .count() as u64;
     }
 
+    /// Moves made after the action's.
+    fn moves_after(&self, held: &Held<T>) -> u64 {
+        self.moves.saturating_sub(held.moves_at)
+    }
+
     fn releasable(&self, held: &Held<T>, now: Instant) -> bool {
-        held.due <= now && self.moves - held.moves_at >= u64::from(self.delay.moves)
+        held.due <= now && self.moves_after(held) >= u64::from(self.delay.moves)
     }
 
     /// When the oldest held action is due, if only time holds it back (a move to come
     /// releases the others).
     pub fn next_due(&self) -> Option<Instant> {
         let first = self.held.front()?;
-        (self.moves - first.moves_at >= u64::from(self.delay.moves)).then_some(first.due)
+        (self.moves_after(first) >= u64::from(self.delay.moves)).then_some(first.due)
     }
 
     /// Takes the actions to show now, oldest first: those due, or with `all` every one (the
@@ -171,6 +187,54 @@ mod tests {
         delayed.show(&steps[4], 0);
         assert_eq!(delayed.shown.moves(), end.moves());
         assert_eq!(delayed.shown_seq, steps[4].last().unwrap().seq);
+    }
+
+    #[test]
+    fn a_marble_placed_and_not_yet_turned_waits_for_its_move() {
+        let (round, steps) = steps();
+        let mut seq = steps.last().unwrap().last().unwrap().seq + 1;
+        let seat = round.to_move().unwrap();
+        let cell = round.legal_moves(seat)[0][..2].to_string();
+        let (round, placed) = round
+            .step(Command::Place { seat, cell }, 0, 0, "m", seq)
+            .unwrap();
+        seq += placed.len() as u64;
+        let rotate = Command::Rotate {
+            seat,
+            quadrant: "sw".into(),
+            dir: "cw".into(),
+        };
+        let (round, turned) = round.step(rotate, 0, 0, "m", seq).unwrap();
+        assert!(turned
+            .iter()
+            .any(|f| matches!(f.event, Event::Moved { .. })));
+        let now = Instant::now();
+        let delay = SpectatorDelay {
+            seconds: 0,
+            moves: 1,
+        };
+        let mut delayed = Delayed::new(delay, Round::new(round.config().clone()), 0);
+        delayed.hold(now, &placed, "placed");
+        assert!(
+            delayed.release(now, false).is_empty(),
+            "the marble waits for its move"
+        );
+        delayed.hold(now, &turned, "turned");
+        // One move was made, the one the marble began: one behind, neither is shown yet.
+        assert!(delayed.release(now, false).is_empty());
+        seq += turned.len() as u64;
+        let (round, pressed) = round.step(Command::Press { seat }, 0, 0, "m", seq).unwrap();
+        delayed.hold(now, &pressed, "pressed");
+        seq += pressed.len() as u64;
+        let seat = round.to_move().unwrap();
+        let next = Command::Move {
+            seat,
+            mv: round.legal_moves(seat)[0].clone(),
+            press: true,
+        };
+        let (_, next) = round.step(next, 0, 0, "m", seq).unwrap();
+        delayed.hold(now, &next, "next");
+        assert_eq!(delayed.release(now, false), ["placed", "turned", "pressed"]);
     }
 
     #[test]

@@ -172,6 +172,8 @@ pub fn config_of(spec: &MatchSpec) -> Result<MatchConfig, String> {
 pub struct Replayed {
     pub round: Round,
     pub frames: Vec<String>,
+    /// When each frame was stored, if read (see [`StoredMatch::times`]).
+    pub times: Vec<u64>,
 }
 
 /// Rebuilds a stored match by replaying its events; the clocks continue from the last
@@ -203,6 +205,7 @@ pub fn replay(stored: StoredMatch, alive_ms: Option<u64>) -> Result<(MatchSpec, 
         Replayed {
             round,
             frames: stored.frames,
+            times: stored.times,
         },
     ))
 }
@@ -432,6 +435,8 @@ pub struct Start {
     pub tokens: Tokens,
     /// The match's event frames so far (only the last ones are kept in memory).
     pub frames: Vec<String>,
+    /// When each was stored, if known: spectators who see the match late are held back by it.
+    pub times: Vec<u64>,
     pub created_ms: u64,
     pub store: Option<Store>,
     pub finished: Option<FinishSink>,
