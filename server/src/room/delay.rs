@@ -8,16 +8,19 @@ use hakem_protocol::{Event, EventFrame, SpectatorDelay};
 use hakem_round::{Millis, Round};
 use tokio::time::Instant;
 
-/// Actions held back at most: past it the oldest is shown early. Players send at most a few
-/// actions a second, so this is a delay of minutes even for the fastest play.
+/// Entries held back at most. Past it, the newest action joins the entry before it and is
+/// shown with it, when the later of the two is due: nothing is ever shown early (a player who
+/// reconnects again and again cannot push moves out), and what is held stays bounded by what
+/// players may send over the delay.
 const MAX_HELD: usize = 2048;
 
-/// One action held back: shown once `due` has come and `delay.moves` moves were made after it.
+/// Actions held back together: shown once `due` has come and `delay.moves` moves were made
+/// after the last of them.
 struct Held<T> {
     due: Instant,
-    /// Moves made up to and with this action.
+    /// Moves made up to and with the last action.
     moves_at: u64,
-    item: T,
+    items: Vec<T>,
 }
 
 pub(super) struct Delayed<T> {
@@ -55,11 +58,20 @@ impl<T> Delayed<T> {
                     Event::Moved { .. } | Event::SetEnded(_) | Event::RoundEnded(_)
                 )
             });
-        self.held.push_back(Held {
-            due,
-            moves_at: self.moves + u64::from(half),
-            item,
-        });
+        let moves_at = self.moves + u64::from(half);
+        let full = self.held.len() >= MAX_HELD;
+        match self.held.back_mut() {
+            Some(last) if full => {
+                last.due = last.due.max(due);
+                last.moves_at = last.moves_at.max(moves_at);
+                last.items.push(item);
+            }
+            _ => self.held.push_back(Held {
+                due,
+                moves_at,
+                items: vec![item],
+            }),
+        }
     }
 
     fn count_moves(&mut self, frames: &[EventFrame]) {
@@ -90,10 +102,15 @@ impl<T> Delayed<T> {
     pub fn release(&mut self, now: Instant, all: bool) -> Vec<T> {
         let mut out = Vec::new();
         while let Some(first) = self.held.front() {
-            if !(all || self.held.len() > MAX_HELD || self.releasable(first, now)) {
+            if !(all || self.releasable(first, now)) {
                 break;
             }
-            out.extend(self.held.pop_front().map(|held| held.item));
+            out.extend(
+                self.held
+                    .pop_front()
+                    .into_iter()
+                    .flat_map(|held| held.items),
+            );
         }
         out
     }
@@ -254,7 +271,7 @@ mod tests {
     }
 
     #[test]
-    fn the_oldest_is_shown_early_past_the_bound() {
+    fn past_the_bound_actions_are_held_together_and_none_is_shown_early() {
         let (end, steps) = steps();
         let now = Instant::now();
         let delay = SpectatorDelay {
@@ -262,10 +279,20 @@ mod tests {
             moves: 0,
         };
         let mut delayed = Delayed::new(delay, Round::new(end.config().clone()), 0);
-        for i in 0..=MAX_HELD {
-            delayed.hold(now + Duration::from_secs(3600), &steps[0], i);
+        let count = MAX_HELD + 10;
+        for i in 0..count {
+            let due = now + Duration::from_secs(3600 + i as u64);
+            delayed.hold(due, &steps[0], i);
         }
-        assert_eq!(delayed.release(now, false), [0]);
+        assert_eq!(delayed.held.len(), MAX_HELD);
         assert!(delayed.release(now, false).is_empty());
+        let last_own = now + Duration::from_secs(3600 + MAX_HELD as u64 - 1);
+        let shown = delayed.release(last_own, false);
+        assert_eq!(shown, (0..MAX_HELD - 1).collect::<Vec<_>>());
+        // The last entry holds the rest until the newest of them is due.
+        assert!(delayed.release(last_own, false).is_empty());
+        let newest = now + Duration::from_secs(3600 + count as u64 - 1);
+        let rest = delayed.release(newest, false);
+        assert_eq!(rest, (MAX_HELD - 1..count).collect::<Vec<_>>());
     }
 }
