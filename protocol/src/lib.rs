@@ -650,6 +650,14 @@ impl SpectatorDelay {
         self.seconds == 0 && self.moves == 0
     }
 
+    /// A requested delay as the server keeps it: checked, and none at all when it is zero.
+    pub fn checked(delay: Option<SpectatorDelay>) -> Result<Option<SpectatorDelay>, String> {
+        match delay {
+            Some(delay) => delay.check().map(|()| Some(delay).filter(|d| !d.is_live())),
+            None => Ok(None),
+        }
+    }
+
     /// A delay the server holds: at most an hour and a hundred moves.
     pub fn check(&self) -> Result<(), String> {
         if self.seconds > Self::MAX_SECONDS {

@@ -16,7 +16,7 @@ use hakem_protocol::tournament::{
     PlayerView, RoundView, StandingView, TiebreakEdition, TournamentSettings as Settings,
     TournamentStatus, TournamentView,
 };
-use hakem_protocol::{PerSeat, Points, RoundResult, Seat, Winner};
+use hakem_protocol::{PerSeat, Points, RoundResult, Seat, SpectatorDelay, Winner};
 use serde::{Deserialize, Serialize};
 
 use crate::round::MatchConfig;
@@ -34,9 +34,6 @@ pub fn settings_of(create: &CreateTournament) -> Result<Settings, String> {
     }
     if create.bye_points > Points::ONE {
         return Err("bye_points is 0, 0.5 or 1".into());
-    }
-    if let Some(delay) = &create.spectator_delay {
-        delay.check()?;
     }
     if !(1..=MAX_ROUNDS).contains(&create.rounds) {
         return Err(format!("rounds must be 1 to {MAX_ROUNDS}"));
@@ -70,7 +67,7 @@ pub fn settings_of(create: &CreateTournament) -> Result<Settings, String> {
         auto_pair: create.auto_pair,
         max_half_byes: create.max_half_byes,
         bye_points: create.bye_points,
-        spectator_delay: create.spectator_delay.filter(|d| !d.is_live()),
+        spectator_delay: SpectatorDelay::checked(create.spectator_delay)?,
     })
 }
 

@@ -26,6 +26,7 @@ use std::sync::Arc;
 
 use hakem_protocol::{
     AccountKind, CreateMatch, ListStatus, MatchState, MatchStatus, MatchSummary, PerSeat, Seat,
+    SpectatorDelay,
 };
 use hakem_round::MatchConfig;
 
@@ -431,18 +432,22 @@ impl App {
 
     /// The game record of a match, from its stored events.
     pub async fn record(&self, match_id: &str) -> Option<String> {
+        Some(self.stored_record(match_id).await?.to_text())
+    }
+
+    /// A match's record as the public may read it: from the store, and of a match spectators
+    /// see late only as far as they see it.
+    async fn stored_record(&self, match_id: &str) -> Option<hakem_games::record::Record> {
         let stored = match &self.store {
             Some(store) if match_id.len() <= 64 => store.load(match_id).await.ok()??,
             _ => return None,
         };
         let config = room::config_of(&stored.spec).ok()?;
         let mut frames = stored.frames;
-        // A match spectators see late is recorded only as far as they see it.
         if let Some(room) = self.live(match_id) {
             frames.truncate(room.public_seq() as usize);
         }
-        let record = hakem_round::record::record_of(&stored.id, &config, &frames);
-        Some(record.to_text())
+        Some(hakem_round::record::record_of(&stored.id, &config, &frames))
     }
 
     /// The solver's verdict on every position of set `set` of a finished Pentago match.
@@ -459,17 +464,10 @@ impl App {
         if state.status != hakem_protocol::MatchStatus::Finished {
             return Err(Refused::NotFinished);
         }
-        let stored = match &self.store {
-            Some(store) if match_id.len() <= 64 => store
-                .load(match_id)
-                .await
-                .ok()
-                .flatten()
-                .ok_or(Refused::UnknownMatch)?,
-            _ => return Err(Refused::UnknownMatch),
-        };
-        let config = room::config_of(&stored.spec).map_err(|_| Refused::UnknownMatch)?;
-        let record = hakem_round::record::record_of(&stored.id, &config, &stored.frames);
+        let record = self
+            .stored_record(match_id)
+            .await
+            .ok_or(Refused::UnknownMatch)?;
         let block = record
             .blocks
             .iter()
@@ -573,9 +571,8 @@ impl App {
         mut create: CreateMatch,
         board: Option<TournamentBoard>,
     ) -> Result<Created, CreateError> {
-        if let Some(delay) = &create.spectator_delay {
-            delay.check().map_err(CreateError::Invalid)?;
-        }
+        let spectator_delay =
+            SpectatorDelay::checked(create.spectator_delay).map_err(CreateError::Invalid)?;
         if let Some(bot) = create.house_bot {
             if !(1..=5).contains(&bot.level) {
                 return Err(CreateError::Invalid(
@@ -638,7 +635,6 @@ impl App {
             accounts: create.accounts.clone(),
         };
         let created_ms = wall_clock_ms();
-        let spectator_delay = create.spectator_delay.filter(|d| !d.is_live());
         if let Some(store) = &self.store {
             let mut spec = room::spec_of(&config, &tokens);
             spec.house_bot = create.house_bot;

@@ -227,7 +227,7 @@ impl Store {
                 // than the WAL grows between two copies (see `CHECKPOINT_ROWS`): a WAL cut
                 // back grows again commit by commit, and each commit that makes the file
                 // longer waits for the file system to record its new size.
-                .pragma("journal_size_limit", "67108864")
+                .pragma("journal_size_limit", WAL_LIMIT_BYTES.to_string())
                 // A page cache of 1 MiB per connection (SQLite's default is 2): the index
                 // pages the writer needs fit, and an idle server stays small.
                 .pragma("cache_size", "-1024");
@@ -676,6 +676,9 @@ struct Checkpoint {
     done: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
+/// The most a copied-back WAL file keeps (`journal_size_limit`).
+const WAL_LIMIT_BYTES: u64 = 64 << 20;
+
 /// Rows between two copies. A commit writes whole pages to the WAL (a few for one event), so
 /// this many rows make a WAL of some 10-30 MiB; the fewer, the shorter the writer's own final
 /// copy, which every waiting commit waits for.
@@ -1094,12 +1097,8 @@ mod tests {
     /// A fresh SQLite file, and a fresh PostgreSQL database when `HAKEM_TEST_POSTGRES` names
     /// one to create it from (under `CI=true` it must).
     pub(crate) async fn databases() -> Vec<Store> {
-        let dir = std::env::temp_dir().join(format!("hakem-store-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let file = dir.join(format!("{}.db", crate::tokens::new_id()));
-        let mut all = vec![Store::open(&format!("sqlite://{}", file.display()))
-            .await
-            .unwrap()];
+        let (_, sqlite) = sqlite_store().await;
+        let mut all = vec![sqlite];
         match std::env::var("HAKEM_TEST_POSTGRES") {
             Ok(admin) => {
                 let name = format!("hakem_unit_{}", crate::tokens::new_id());
@@ -1205,14 +1204,20 @@ mod tests {
         u32::from_be_bytes(wal[12..16].try_into().unwrap())
     }
 
-    #[tokio::test]
-    async fn the_wal_starts_again_and_stays_small_while_commits_go_on() {
+    /// A store in a fresh SQLite file, and the file.
+    async fn sqlite_store() -> (std::path::PathBuf, Store) {
         let dir = std::env::temp_dir().join(format!("hakem-store-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let file = dir.join(format!("{}.db", crate::tokens::new_id()));
         let store = Store::open(&format!("sqlite://{}", file.display()))
             .await
             .unwrap();
+        (file, store)
+    }
+
+    #[tokio::test]
+    async fn the_wal_starts_again_and_stays_small_while_commits_go_on() {
+        let (file, store) = sqlite_store().await;
         let id = crate::tokens::new_id();
         store.create_match(&id, &spec(), 5).await.unwrap();
         let restarts_before = wal_restarts(&file);
@@ -1234,7 +1239,10 @@ mod tests {
         let wal_bytes = std::fs::metadata(file.with_extension("db-wal"))
             .unwrap()
             .len();
-        assert!(wal_bytes <= 64 << 20, "the WAL grew to {wal_bytes} bytes");
+        assert!(
+            wal_bytes <= WAL_LIMIT_BYTES,
+            "the WAL grew to {wal_bytes} bytes"
+        );
         let stored = store.load(&id).await.unwrap().unwrap();
         assert_eq!(stored.frames.len() as u64, commits * per_commit);
     }

@@ -208,8 +208,7 @@ pub(super) fn spawn(start: Start, instance: u64, rooms: Arc<Rooms>) -> RoomHandl
 
 /// What spectators are shown of a match restarted from the store: the actions older than the
 /// delay and those the moves since let through; the others are held back as before the
-/// restart. An action's events were stored together, at one moment (`times`; without them, by
-/// the clock readings the events carry, the creation for those before any).
+/// restart. An action's events were stored together, at one moment (`times`).
 fn held_back(
     delay: hakem_protocol::SpectatorDelay,
     round: &Round,
@@ -234,11 +233,7 @@ fn held_back(
             // not read now holds nothing back.
             return Delayed::new(delay, round.clone(), frames.len() as u64);
         };
-        at_ms = match (times.get(i), &frame.clocks) {
-            (Some(&stored), _) => stored,
-            (None, Some(clocks)) => clocks.server_time_ms,
-            (None, None) => at_ms,
-        };
+        at_ms = times.get(i).copied().unwrap_or(at_ms);
         match &mut action {
             Some((started, encoded)) if *started == at_ms => {
                 encoded.frames.push(*frame);
