@@ -217,7 +217,7 @@ async fn tournament_view(Path(id): Path<String>, State(app): State<Arc<App>>) ->
 }
 
 async fn tournament_trf(Path(id): Path<String>, State(app): State<Arc<App>>) -> Response {
-    match app.tournaments.trf(&id).await {
+    match app.tournaments.trf(&id) {
         Ok(text) => ([("content-type", "text/plain; charset=utf-8")], text).into_response(),
         Err(failure) => not_found(failure),
     }

@@ -213,7 +213,7 @@ impl App {
         let app = self.clone();
         tokio::spawn(async move {
             while let Some((match_id, result)) = receiver.recv().await {
-                tournament::match_finished(&app, &match_id, &result).await;
+                app.tournaments.match_finished(&match_id, result);
             }
         });
         Ok(count)

@@ -600,7 +600,7 @@ impl Session {
                 players,
                 arbiter_token,
             } => {
-                let caller = self.caller(arbiter_token.as_deref());
+                let caller = self.caller(arbiter_token);
                 match tournament::add_players(&self.app, &id, caller, players).await {
                     Ok(players) => self.send(&ServerMessage::PlayersAdded {
                         re,
@@ -615,7 +615,7 @@ impl Session {
                 colour_lot,
                 arbiter_token,
             } => {
-                let caller = self.caller(arbiter_token.as_deref());
+                let caller = self.caller(arbiter_token);
                 let view = tournament::start(&self.app, &id, caller, colour_lot).await;
                 self.send_tournament(re, view);
             }
@@ -623,7 +623,7 @@ impl Session {
                 tournament: id,
                 arbiter_token,
             } => {
-                let caller = self.caller(arbiter_token.as_deref());
+                let caller = self.caller(arbiter_token);
                 let view = tournament::pair_next(&self.app, &id, caller).await;
                 self.send_tournament(re, view);
             }
@@ -634,7 +634,7 @@ impl Session {
                 result,
                 arbiter_token,
             } => {
-                let caller = self.caller(arbiter_token.as_deref());
+                let caller = self.caller(arbiter_token);
                 let view =
                     tournament::set_result(&self.app, &id, caller, round, board, &result).await;
                 self.send_tournament(re, view);
@@ -645,8 +645,9 @@ impl Session {
                 boards,
                 arbiter_token,
             } => {
-                let caller = self.caller(arbiter_token.as_deref());
-                match tournament::add_assistant(&self.app, &id, caller, &name, &boards).await {
+                let caller = self.caller(arbiter_token);
+                match tournament::add_assistant(&self.app, &id, caller, name.clone(), boards).await
+                {
                     Ok(added) => self.send(&ServerMessage::AssistantAdded {
                         re,
                         tournament: id,
@@ -661,7 +662,7 @@ impl Session {
                 tournament: id,
                 arbiter_token,
             } => {
-                let caller = self.caller(arbiter_token.as_deref());
+                let caller = self.caller(arbiter_token);
                 match tournament::preview(&self.app, &id, caller).await {
                     Ok(round) => self.send(&ServerMessage::PairingPreview {
                         re,
@@ -676,7 +677,7 @@ impl Session {
                 player,
                 arbiter_token,
             } => {
-                let caller = self.caller(arbiter_token.as_deref());
+                let caller = self.caller(arbiter_token);
                 let view = tournament::withdraw(&self.app, &id, caller, player).await;
                 self.send_tournament(re, view);
             }
@@ -686,7 +687,7 @@ impl Session {
                 round,
                 arbiter_token,
             } => {
-                let caller = self.caller(arbiter_token.as_deref());
+                let caller = self.caller(arbiter_token);
                 let view = tournament::request_bye(&self.app, &id, caller, player, round).await;
                 self.send_tournament(re, view);
             }
@@ -697,7 +698,7 @@ impl Session {
                 double,
                 arbiter_token,
             } => {
-                let caller = self.caller(arbiter_token.as_deref());
+                let caller = self.caller(arbiter_token);
                 let view = tournament::forfeit(&self.app, &id, caller, player, round, double).await;
                 self.send_tournament(re, view);
             }
@@ -719,16 +720,14 @@ impl Session {
                     None => self.error(re, ErrorCode::BadRequest, "not watching that tournament"),
                 }
             }
-            ClientMessage::ExportTrf { tournament: id } => {
-                match self.app.tournaments.trf(&id).await {
-                    Ok(trf) => self.send(&ServerMessage::Trf {
-                        re,
-                        tournament: id,
-                        trf,
-                    }),
-                    Err(failure) => self.error(re, failure.code, failure.message),
-                }
-            }
+            ClientMessage::ExportTrf { tournament: id } => match self.app.tournaments.trf(&id) {
+                Ok(trf) => self.send(&ServerMessage::Trf {
+                    re,
+                    tournament: id,
+                    trf,
+                }),
+                Err(failure) => self.error(re, failure.code, failure.message),
+            },
             ClientMessage::Join {
                 match_id,
                 seat_token,
@@ -859,10 +858,10 @@ impl Session {
         self.identity.as_ref().map(|i| i.kind) == Some(IdentityKind::Organizer)
     }
 
-    fn caller<'a>(&'a self, arbiter_token: Option<&'a str>) -> Caller<'a> {
+    fn caller(&self, arbiter_token: Option<String>) -> Caller {
         Caller {
             organizer: self.is_organizer(),
-            account: self.account.as_deref(),
+            account: self.account.clone(),
             arbiter_token,
         }
     }
@@ -963,12 +962,7 @@ impl Session {
     async fn enter(&mut self, re: Option<RequestId>, match_id: String, mut entry: Entry) {
         // An assistant arbiter's token opens the boards they look after as their arbiter.
         if let Credential::Arbiter(token) = &entry.credential {
-            if let Some(real) = self
-                .app
-                .tournaments
-                .assistant_credential(&match_id, token)
-                .await
-            {
+            if let Some(real) = self.app.tournaments.assistant_credential(&match_id, token) {
                 entry.credential = Credential::Arbiter(real);
             }
         }

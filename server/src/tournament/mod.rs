@@ -1,12 +1,16 @@
-//! Swiss tournaments on the server: the registry of live tournaments and the organizer's and
-//! the arbiter's commands. [`model`] is the tournament as data; [`link`] ties it to its
-//! matches.
-//!
-//! Every change is made on a copy, stored (as the model's [`Change`]s, with a snapshot now and
-//! then), and only then put in place and announced, as with match events. One lock per
-//! tournament keeps its changes in order.
+//! Swiss tournaments on the server. Each tournament is owned by one task, as a room owns its
+//! match ([`owner`]): it runs the organizer's and the arbiter's commands and the results of
+//! its matches one at a time, and stores every change (as the model's [`Change`]s, with a
+//! snapshot now and then) before putting it in place and announcing it. Everyone else reaches
+//! it through its [`Handle`] and reads what it last published. [`model`] is the tournament as
+//! data; [`link`] ties it to its matches.
 
+#[cfg(test)]
+mod fixtures;
 mod link;
+mod owner;
+#[cfg(test)]
+mod owner_tests;
 #[cfg(test)]
 mod restore_tests;
 
@@ -19,49 +23,73 @@ use hakem_protocol::tournament::{
     ColourLot, CreateTournament, NewPlayer, PlayerToken, RoundView, TournamentSummary,
     TournamentView,
 };
-use hakem_protocol::{AccountKind, ErrorCode, MatchStatus, Seat};
-use tokio::sync::{watch, Mutex};
+use hakem_protocol::{AccountKind, ErrorCode, RoundResult, Seat};
+use tokio::sync::{mpsc, oneshot, watch};
 
-pub use link::{match_finished, restore};
 pub use model::{settings_of, Board, BoardResult, Change, Refused, Tournament};
 
 use crate::tokens::{new_id, new_token, same_token};
 use crate::{App, CreateError};
+use owner::{Command, Owner};
 
 #[derive(Default)]
 pub struct Tournaments {
-    by_id: DashMap<String, Arc<Entry>>,
+    by_id: DashMap<String, Handle>,
 }
 
-/// A tournament's view as last stored, and the frame that tells a watcher of it, encoded once
-/// for all of them.
+/// What a tournament's owner last stored: the tournament, its view, and the frame that tells a
+/// watcher of it, encoded once for all of them. Reads and watchers use this and never wait on
+/// the owner.
 pub struct Published {
     pub view: TournamentView,
     pub frame: axum::extract::ws::Utf8Bytes,
+    tournament: Arc<Tournament>,
 }
 
 impl Published {
-    fn of(t: &Tournament) -> Arc<Published> {
+    fn of(t: Arc<Tournament>) -> Arc<Published> {
         let view = t.view();
         let frame = crate::outbox::encode(&hakem_protocol::ServerMessage::Tournament {
             re: None,
             view: Box::new(view.clone()),
         });
-        Arc::new(Published { view, frame })
+        Arc::new(Published {
+            view,
+            frame,
+            tournament: t,
+        })
     }
 }
 
-/// One tournament: its one lock, and its latest view for those who read or watch it (reads
-/// never wait behind a change being stored or a round being paired).
-pub struct Entry {
-    tournament: Mutex<Tournament>,
-    view: watch::Sender<Arc<Published>>,
+/// The commands a tournament's owner has not taken yet: enough for a burst of arbiters and
+/// players, after which askers wait their turn (each connection asks one thing at a time).
+const MAILBOX: usize = 64;
+
+/// The way to a tournament's owner, and what it last published.
+#[derive(Clone)]
+struct Handle {
+    commands: mpsc::Sender<Command>,
+    /// Results of its matches: unbounded so that a room never waits on a tournament (each
+    /// match reports once).
+    results: mpsc::UnboundedSender<(String, RoundResult)>,
+    published: watch::Receiver<Arc<Published>>,
     created_ms: u64,
 }
 
-impl Entry {
-    async fn lock(&self) -> tokio::sync::MutexGuard<'_, Tournament> {
-        self.tournament.lock().await
+impl Handle {
+    /// Asks the owner and waits for its answer.
+    async fn ask<T>(&self, command: impl FnOnce(owner::Reply<T>) -> Command) -> Result<T, Failure> {
+        let (reply, answer) = oneshot::channel();
+        let gone = || Failure::new(ErrorCode::Internal, "the tournament is not running");
+        self.commands
+            .send(command(reply))
+            .await
+            .map_err(|_| gone())?;
+        answer.await.map_err(|_| gone())?
+    }
+
+    fn tournament(&self) -> Arc<Tournament> {
+        self.published.borrow().tournament.clone()
     }
 }
 
@@ -103,20 +131,21 @@ impl From<CreateError> for Failure {
 }
 
 /// Who sends a tournament command.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Caller<'a> {
+#[derive(Debug, Clone, Default)]
+pub struct Caller {
     pub organizer: bool,
     /// The account the connection speaks for.
-    pub account: Option<&'a str>,
+    pub account: Option<String>,
     /// The tournament's arbiter token, if the message carried one.
-    pub arbiter_token: Option<&'a str>,
+    pub arbiter_token: Option<String>,
 }
 
-impl Caller<'_> {
+impl Caller {
     fn arbitrates(&self, t: &Tournament) -> bool {
         self.organizer
             || self
                 .arbiter_token
+                .as_deref()
                 .is_some_and(|token| same_token(&t.arbiter_token, token))
     }
 
@@ -125,6 +154,7 @@ impl Caller<'_> {
         self.arbitrates(t)
             || self
                 .account
+                .as_deref()
                 .is_some_and(|account| t.id_of_account(account) == Some(player))
     }
 }
@@ -144,40 +174,44 @@ pub struct Created {
 }
 
 impl Tournaments {
-    fn insert(&self, t: Tournament) {
-        let (view, _) = watch::channel(Published::of(&t));
+    /// Puts a stored tournament in the hands of its own owner task.
+    fn insert(&self, app: &Arc<App>, t: Tournament) -> Handle {
+        let created_ms = t.created_ms;
         let id = t.id.clone();
-        let entry = Entry {
-            created_ms: t.created_ms,
-            tournament: Mutex::new(t),
-            view,
+        let (owner, published) = Owner::new(Arc::downgrade(app), Arc::new(t));
+        let (commands, commands_rx) = mpsc::channel(MAILBOX);
+        let (results, results_rx) = mpsc::unbounded_channel();
+        tokio::spawn(owner.run(commands_rx, results_rx));
+        let handle = Handle {
+            commands,
+            results,
+            published,
+            created_ms,
         };
-        self.by_id.insert(id, Arc::new(entry));
+        self.by_id.insert(id, handle.clone());
+        handle
     }
 
     /// The tournament's view now and after each change; only the latest view is kept, so a
     /// slow watcher skips to it.
     pub fn watch(&self, id: &str) -> Result<watch::Receiver<Arc<Published>>, Failure> {
-        Ok(self.get(id)?.view.subscribe())
+        Ok(self.get(id)?.published)
     }
 
-    /// Tells the watchers of `t` its new view (after the change is stored).
-    fn publish(&self, t: &Tournament) {
-        // Kept current even when nobody watches: a new watcher starts from it.
-        if let Some(entry) = self.by_id.get(&t.id) {
-            entry.view.send_replace(Published::of(t));
-        }
+    /// A room reports the end of its round: its tournament's owner records the result. Never
+    /// waits.
+    pub fn match_finished(&self, match_id: &str, result: RoundResult) {
+        let Some(handle) = link::tournament_of(match_id).and_then(|id| self.by_id.get(id)) else {
+            return;
+        };
+        // Fails only if the owner is gone, and then so is the server.
+        let _ = handle.results.send((match_id.to_string(), result));
     }
 
     /// The arbiter token of the match's tournament, when `token` is that of an assistant
     /// arbiter who looks after the match's board: the assistant then joins as its arbiter.
-    pub async fn assistant_credential(&self, match_id: &str, token: &str) -> Option<String> {
-        let entry = self
-            .by_id
-            .get(link::tournament_of(match_id)?)?
-            .value()
-            .clone();
-        let t = entry.lock().await;
+    pub fn assistant_credential(&self, match_id: &str, token: &str) -> Option<String> {
+        let t = self.by_id.get(link::tournament_of(match_id)?)?.tournament();
         let board = t.board_number(match_id)?;
         t.assistants
             .iter()
@@ -185,7 +219,7 @@ impl Tournaments {
             .then(|| t.arbiter_token.clone())
     }
 
-    fn get(&self, id: &str) -> Result<Arc<Entry>, Failure> {
+    fn get(&self, id: &str) -> Result<Handle, Failure> {
         self.by_id
             .get(id)
             .map(|entry| entry.value().clone())
@@ -199,11 +233,11 @@ impl Tournaments {
 
     /// The tournament as last stored.
     pub fn view(&self, id: &str) -> Result<TournamentView, Failure> {
-        Ok(self.get(id)?.view.borrow().view.clone())
+        Ok(self.get(id)?.published.borrow().view.clone())
     }
 
-    pub async fn trf(&self, id: &str) -> Result<String, Failure> {
-        Ok(self.get(id)?.lock().await.trf())
+    pub fn trf(&self, id: &str) -> Result<String, Failure> {
+        Ok(self.get(id)?.tournament().trf())
     }
 
     /// Every tournament, oldest first.
@@ -212,7 +246,7 @@ impl Tournaments {
             .by_id
             .iter()
             .map(|e| {
-                let v = e.value().view.borrow().view.clone();
+                let v = e.value().published.borrow().view.clone();
                 TournamentSummary {
                     id: v.id.clone(),
                     name: v.settings.name.clone(),
@@ -231,18 +265,12 @@ impl Tournaments {
     }
 }
 
-/// Stores the changes made to `t` (the tournament as it is about to be, under its lock), then
-/// tells its watchers.
-async fn save(app: &App, t: &mut Tournament, created: bool) -> Result<(), Failure> {
-    store(app, t, created).await?;
-    app.tournaments.publish(t);
-    Ok(())
-}
-
 /// A tournament's whole state is written again after this many changes, so that a restart
 /// replays at most as many.
 const SNAPSHOT_EVERY: u64 = 64;
 
+/// Stores the changes made to `t` (the tournament as it is about to be); with `created`, the
+/// whole of it too.
 async fn store(app: &App, t: &mut Tournament, created: bool) -> Result<(), Failure> {
     let first_seq = t.changes_applied + 1;
     let changes = t.take_changes();
@@ -305,7 +333,7 @@ async fn account_for(
 }
 
 /// `create_tournament` (the organizer only: the session checks).
-pub async fn create(app: &App, create: CreateTournament) -> Result<Created, Failure> {
+pub async fn create(app: &Arc<App>, create: CreateTournament) -> Result<Created, Failure> {
     let settings = settings_of(&create).map_err(|m| Failure::new(ErrorCode::BadRequest, m))?;
     let id = loop {
         let id = new_id();
@@ -318,14 +346,14 @@ pub async fn create(app: &App, create: CreateTournament) -> Result<Created, Fail
         .colour_lot
         .map(|seat| ColourLot { seat, drawn: false });
     let players = enter(app, &mut t, create.players).await?;
-    save(app, &mut t, true).await?;
+    store(app, &mut t, true).await?;
     let created = Created {
         id: id.clone(),
         arbiter_token: t.arbiter_token.clone(),
         players,
     };
     tracing::info!(tournament = %id, players = t.players.len(), "tournament created");
-    app.tournaments.insert(t);
+    app.tournaments.insert(app, t);
     Ok(created)
 }
 
@@ -381,66 +409,6 @@ async fn enter(
     Ok(entered)
 }
 
-/// More players (late entries once the tournament runs).
-pub async fn add_players(
-    app: &App,
-    id: &str,
-    caller: Caller<'_>,
-    players: Vec<NewPlayer>,
-) -> Result<Vec<PlayerToken>, Failure> {
-    let handle = app.tournaments.get(id)?;
-    let mut t = handle.lock().await;
-    if !caller.arbitrates(&t) {
-        return Err(forbidden());
-    }
-    if players.is_empty() {
-        return Err(Failure::new(ErrorCode::BadRequest, "no players to add"));
-    }
-    let mut next = t.clone();
-    let entered = enter(app, &mut next, players).await?;
-    save(app, &mut next, false).await?;
-    *t = next;
-    tracing::info!(tournament = %id, players = entered.len(), "players entered");
-    Ok(entered)
-}
-
-/// Runs `change` on a copy of the tournament, stores it, puts it in place, and creates the
-/// current round's matches if it paired one.
-async fn change<T>(
-    app: &App,
-    id: &str,
-    allowed: impl FnOnce(&Tournament) -> bool,
-    change: impl FnOnce(&mut Tournament) -> Result<T, Refused>,
-) -> Result<(T, TournamentView), Failure> {
-    let handle = app.tournaments.get(id)?;
-    let mut t = handle.lock().await;
-    if !allowed(&t) {
-        return Err(forbidden());
-    }
-    let out = apply(app, &mut t, change).await?;
-    // The view `save` published: computed once a change.
-    let view = handle.view.borrow().view.clone();
-    Ok((out, view))
-}
-
-/// The copy, store and swap steps of a change, under the caller's lock; a change that paired
-/// a round also creates its matches.
-async fn apply<T>(
-    app: &App,
-    t: &mut Tournament,
-    change: impl FnOnce(&mut Tournament) -> Result<T, Refused>,
-) -> Result<T, Failure> {
-    let mut next = t.clone();
-    let out = change(&mut next)?;
-    save(app, &mut next, false).await?;
-    let paired = next.current_round() != t.current_round();
-    *t = next;
-    if paired {
-        link::open_matches(app, t).await;
-    }
-    Ok(out)
-}
-
 /// Pairs the next round without holding up the other tasks of a multi-threaded runtime
 /// (pairing a large round takes a fraction of a second).
 fn pair_off_the_runtime(t: &mut Tournament) -> Result<u32, Refused> {
@@ -454,33 +422,6 @@ fn off_the_runtime<T>(work: impl FnOnce() -> T) -> T {
     }
 }
 
-/// Ranks the players, settles the colour lot (given now, given at creation, or else drawn
-/// now) and pairs round 1.
-pub async fn start(
-    app: &App,
-    id: &str,
-    caller: Caller<'_>,
-    lot: Option<Seat>,
-) -> Result<TournamentView, Failure> {
-    let given = lot.map(|seat| ColourLot { seat, drawn: false });
-    let (round, view) = change(
-        app,
-        id,
-        |t| caller.arbitrates(t),
-        |t| {
-            let lot = given.or(t.colour_lot).unwrap_or_else(|| ColourLot {
-                seat: draw_lot(),
-                drawn: true,
-            });
-            t.start(lot)?;
-            pair_off_the_runtime(t)
-        },
-    )
-    .await?;
-    tracing::info!(tournament = %id, round, "tournament started");
-    Ok(view)
-}
-
 /// A fair coin from the operating system's generator.
 fn draw_lot() -> Seat {
     if new_token().as_bytes()[0] % 2 == 0 {
@@ -490,24 +431,6 @@ fn draw_lot() -> Seat {
     }
 }
 
-pub async fn pair_next(app: &App, id: &str, caller: Caller<'_>) -> Result<TournamentView, Failure> {
-    if !caller.arbitrates(&*app.tournaments.get(id)?.lock().await) {
-        return Err(forbidden());
-    }
-    // Results a failed store write left unrecorded are picked up first.
-    link::catch_up(app, id).await;
-    let (round, view) = change(app, id, |t| caller.arbitrates(t), pair_off_the_runtime).await?;
-    tracing::info!(tournament = %id, round, "round paired");
-    if view
-        .pairings
-        .iter()
-        .any(|r| r.round == round && r.search_stopped)
-    {
-        tracing::warn!(tournament = %id, round, "the pairing search stopped at its budget: check the pairing");
-    }
-    Ok(view)
-}
-
 /// What `add_assistant` answers: the assistant as named, with the token shown only now.
 pub struct AssistantAdded {
     pub name: String,
@@ -515,57 +438,74 @@ pub struct AssistantAdded {
     pub token: String,
 }
 
-/// The chief arbiter names an assistant arbiter for some board numbers, in every round.
+// The commands, each answered by the tournament's owner (see [`owner`] for what each does).
+
+/// More players (late entries once the tournament runs).
+pub async fn add_players(
+    app: &App,
+    id: &str,
+    caller: Caller,
+    players: Vec<NewPlayer>,
+) -> Result<Vec<PlayerToken>, Failure> {
+    let handle = app.tournaments.get(id)?;
+    handle
+        .ask(|reply| Command::AddPlayers {
+            caller,
+            players,
+            reply,
+        })
+        .await
+}
+
+/// Ranks the players, settles the colour lot and pairs round 1.
+pub async fn start(
+    app: &App,
+    id: &str,
+    caller: Caller,
+    lot: Option<Seat>,
+) -> Result<TournamentView, Failure> {
+    let handle = app.tournaments.get(id)?;
+    handle
+        .ask(|reply| Command::Start { caller, lot, reply })
+        .await
+}
+
+pub async fn pair_next(app: &App, id: &str, caller: Caller) -> Result<TournamentView, Failure> {
+    let handle = app.tournaments.get(id)?;
+    handle
+        .ask(|reply| Command::PairNext { caller, reply })
+        .await
+}
+
+/// The next round as `pair_next` would pair it now, not published.
+pub async fn preview(app: &App, id: &str, caller: Caller) -> Result<RoundView, Failure> {
+    let handle = app.tournaments.get(id)?;
+    handle.ask(|reply| Command::Preview { caller, reply }).await
+}
+
 pub async fn add_assistant(
     app: &App,
     id: &str,
-    caller: Caller<'_>,
-    name: &str,
-    boards: &[u32],
+    caller: Caller,
+    name: String,
+    boards: Vec<u32>,
 ) -> Result<AssistantAdded, Failure> {
-    let (added, _) = change(
-        app,
-        id,
-        |t| caller.arbitrates(t),
-        |t| {
-            let a = t.add_assistant(name, boards, new_token())?;
-            Ok(AssistantAdded {
-                name: a.name.clone(),
-                boards: a.boards.clone(),
-                token: a.token.clone(),
-            })
-        },
-    )
-    .await?;
-    tracing::info!(tournament = %id, boards = ?added.boards, "assistant arbiter named");
-    Ok(added)
+    let handle = app.tournaments.get(id)?;
+    handle
+        .ask(|reply| Command::AddAssistant {
+            caller,
+            name,
+            boards,
+            reply,
+        })
+        .await
 }
 
-/// The next round as `pair_next` would pair it now, paired on a copy that is then dropped:
-/// the arbiter sees the pairing before publishing it. Pairing is deterministic, so `pair_next`
-/// publishes this pairing unless something changes in between.
-pub async fn preview(app: &App, id: &str, caller: Caller<'_>) -> Result<RoundView, Failure> {
-    if !caller.arbitrates(&*app.tournaments.get(id)?.lock().await) {
-        return Err(forbidden());
-    }
-    link::catch_up(app, id).await;
-    let mut trial = app.tournaments.get(id)?.lock().await.clone();
-    let round = pair_off_the_runtime(&mut trial)?;
-    trial
-        .view()
-        .pairings
-        .into_iter()
-        .find(|r| r.round == round)
-        .ok_or_else(|| Failure::new(ErrorCode::Internal, "the paired round is missing"))
-}
-
-/// The arbiter enters a board's result (a board played over the board) or corrects one. A
-/// result entered for a board still being played ends its match with that result; a
-/// correction changes the tournament's result only.
+/// The arbiter enters or corrects a board's result (`1-0`, `0-1`, `1/2-1/2`, `+-`, `-+`, `--`).
 pub async fn set_result(
     app: &App,
     id: &str,
-    caller: Caller<'_>,
+    caller: Caller,
     round: u32,
     board: u32,
     result: &str,
@@ -577,112 +517,118 @@ pub async fn set_result(
         )
     })?;
     let handle = app.tournaments.get(id)?;
-    let mut t = handle.lock().await;
-    if !caller.arbitrates(&t) {
-        return Err(forbidden());
-    }
-    let (match_id, new) = apply(app, &mut t, |t| t.set_result(round, board, result)).await?;
-    drop(t);
-    tracing::info!(tournament = %id, round, board, result = result.text(), new, "result set by the arbiter");
-    if new {
-        let reason = format!("result {} entered by the arbiter", result.text());
-        if let Err(e) = link::end_by_decree(app, &match_id, result.winner(), &reason, false).await {
-            // Ended meanwhile (its own result stays in its record), or never opened.
-            tracing::info!(%match_id, error = %e, "match not ended by the entered result");
-        }
-    }
-    link::after_result(app, id).await;
-    app.tournaments.view(id)
+    handle
+        .ask(|reply| Command::SetResult {
+            caller,
+            round,
+            board,
+            result,
+            reply,
+        })
+        .await
 }
 
 pub async fn withdraw(
     app: &App,
     id: &str,
-    caller: Caller<'_>,
+    caller: Caller,
     player: u32,
 ) -> Result<TournamentView, Failure> {
-    let ((), view) = change(
-        app,
-        id,
-        |t| caller.speaks_for(t, player),
-        |t| t.withdraw(player),
-    )
-    .await?;
-    Ok(view)
+    let handle = app.tournaments.get(id)?;
+    handle
+        .ask(|reply| Command::Withdraw {
+            caller,
+            player,
+            reply,
+        })
+        .await
 }
 
 pub async fn request_bye(
     app: &App,
     id: &str,
-    caller: Caller<'_>,
+    caller: Caller,
     player: u32,
     round: u32,
 ) -> Result<TournamentView, Failure> {
-    let ((), view) = change(
-        app,
-        id,
-        |t| caller.speaks_for(t, player),
-        |t| t.request_bye(player, round),
-    )
-    .await?;
-    Ok(view)
+    let handle = app.tournaments.get(id)?;
+    handle
+        .ask(|reply| Command::RequestBye {
+            caller,
+            player,
+            round,
+            reply,
+        })
+        .await
 }
 
-/// The arbiter's forfeit for a no-show. A match that has begun (a set started) or ended is not
-/// a no-show: the arbiter decides it in the match, with `declare`. The forfeit is stored, then
-/// the match is ended by decree if it still has not begun (again at the next start if the
-/// server stops between); if it began meanwhile, the forfeit is taken back.
+/// The arbiter's forfeit for a no-show (only before the match has begun).
 pub async fn forfeit(
     app: &App,
     id: &str,
-    caller: Caller<'_>,
+    caller: Caller,
     player: u32,
     round: Option<u32>,
     double: bool,
 ) -> Result<TournamentView, Failure> {
     let handle = app.tournaments.get(id)?;
-    let mut t = handle.lock().await;
-    if !caller.arbitrates(&t) {
-        return Err(forbidden());
-    }
-    let board = t.current_board(player, round)?.clone();
-    let begun = || {
-        Failure::new(
-            ErrorCode::BadRequest,
-            format!(
-                "the match of player {player} has begun; the arbiter decides it there (declare)"
-            ),
-        )
+    handle
+        .ask(|reply| Command::Forfeit {
+            caller,
+            player,
+            round,
+            double,
+            reply,
+        })
+        .await
+}
+
+/// Loads every stored tournament, gives each its owner, and brings it up to date with its
+/// matches; returns how many were loaded.
+pub async fn restore(app: &Arc<App>) -> Result<usize, String> {
+    let Some(store) = app.store() else {
+        return Ok(0);
     };
-    if board.result.is_none() {
-        if let Some(state) = link::snapshot(app, &board.match_id).await {
-            if let Some(result) = &state.round {
-                // Its end is on its way to the tournament: record it now.
-                apply(app, &mut t, |t| Ok(t.record(&board.match_id, result))).await?;
-                drop(t);
-                link::after_result(app, id).await;
-                return Err(Failure::new(
-                    ErrorCode::BadRequest,
-                    format!("the match of player {player} has ended; its result is recorded"),
-                ));
+    let mut count = 0;
+    for (id, state) in store.tournaments().await.map_err(|e| e.to_string())? {
+        let mut t: Tournament = match serde_json::from_str(&state) {
+            Ok(t) => t,
+            Err(e) => {
+                tracing::error!(tournament = %id, error = %e, "tournament not restored");
+                continue;
             }
-            if state.status != MatchStatus::Waiting || !state.sets.is_empty() {
-                return Err(begun());
+        };
+        // The changes since the snapshot, in order. One that cannot be read or applied leaves
+        // the tournament out (logged, its rows untouched) rather than running it from a state
+        // it never had, or storing new changes over the ones not replayed.
+        let changes = store
+            .tournament_changes(&id, t.changes_applied)
+            .await
+            .map_err(|e| e.to_string())?;
+        let mut replayed = Ok(());
+        for line in changes {
+            replayed = serde_json::from_str::<Change>(&line)
+                .map_err(|e| e.to_string())
+                .and_then(|change| t.replay(&change).map_err(|r| format!("{r:?}")));
+            if let Err(e) = &replayed {
+                tracing::error!(tournament = %id, change = %line, error = %e, "tournament change not replayed: the tournament is not loaded");
+                break;
             }
         }
+        if replayed.is_err() {
+            continue;
+        }
+        let handle = app.tournaments.insert(app, t);
+        let (reply, done) = oneshot::channel();
+        if handle
+            .commands
+            .send(Command::CatchUp { reply })
+            .await
+            .is_ok()
+        {
+            let _ = done.await;
+        }
+        count += 1;
     }
-    let outcome = apply(app, &mut t, |t| t.forfeit(player, round, double)).await?;
-    if let Err(e) = link::end_by_forfeit(app, &outcome.match_id, outcome.end_with, true).await {
-        tracing::info!(match_id = %outcome.match_id, error = %e, "forfeit taken back");
-        apply(app, &mut t, |t| {
-            t.undo_forfeit(&outcome.match_id);
-            Ok(())
-        })
-        .await?;
-        return Err(begun());
-    }
-    drop(t);
-    // A forfeit may complete the round.
-    link::after_result(app, id).await;
-    app.tournaments.view(id)
+    Ok(count)
 }

@@ -2,61 +2,17 @@
 //! tournament (the server died in between) is recorded, and a match of the current round that
 //! was never created (the server died between storing the pairing and creating it) is created.
 
-use hakem_protocol::tournament::{default_tiebreaks, CreateTournament, NewPlayer};
-use hakem_protocol::{MatchStatus, Scope, Seat, Winner};
+use hakem_protocol::{MatchStatus, Scope, Winner};
 use hakem_round::Command;
 
-use crate::store::Store;
-use crate::tournament::{self, Caller};
-use crate::{App, Limits, RoomSettings};
-
-async fn server(url: &str) -> std::sync::Arc<App> {
-    let store = Store::open(url).await.expect("open the store");
-    App::new(
-        "organizer".into(),
-        Some(store),
-        Limits::default(),
-        RoomSettings::default(),
-    )
-}
-
-fn create(players: &[&str]) -> CreateTournament {
-    CreateTournament {
-        name: "Restart".into(),
-        game: "pente".into(),
-        variant: None,
-        sets: 1,
-        clock: None,
-        warnings_limit: 3,
-        rounds: 3,
-        pairing: Default::default(),
-        edition: Default::default(),
-        tiebreaks: default_tiebreaks(),
-        players: players
-            .iter()
-            .map(|s| NewPlayer {
-                surname: s.to_string(),
-                given: String::new(),
-                account: None,
-            })
-            .collect(),
-        colour_lot: Some(Seat::P1),
-        auto_pair: false,
-        max_half_byes: 1,
-        bye_points: hakem_protocol::Points::ONE,
-        spectator_delay: None,
-    }
-}
+use super::fixtures::{create, organizer, server};
+use crate::tournament;
 
 #[tokio::test]
 async fn a_tournament_catches_up_with_its_matches_at_start() {
     let path = std::env::temp_dir().join(format!("hakem-restore-{}.db", std::process::id()));
     let _ = std::fs::remove_file(&path);
     let url = format!("sqlite://{}", path.display());
-    let organizer = Caller {
-        organizer: true,
-        ..Caller::default()
-    };
 
     // The first server never listens for finished matches: as if it died right after a match
     // stored its last event, before the tournament heard of it.
@@ -65,7 +21,7 @@ async fn a_tournament_catches_up_with_its_matches_at_start() {
         .await
         .unwrap();
     let id = created.id;
-    let view = tournament::start(&first, &id, organizer, None)
+    let view = tournament::start(&first, &id, organizer(), None)
         .await
         .unwrap();
     let boards = view.pairings[0].boards.clone();
