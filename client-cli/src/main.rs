@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 #[macro_use]
 mod output;
 
+mod account;
 mod arbiter;
 mod bot;
 mod connection;
@@ -51,6 +52,10 @@ enum Command {
     /// Offline rules tools: perft, replay, show.
     #[command(subcommand)]
     Rules(rules::RulesCommand),
+    /// Accounts: register, log in and out, change a password; the organizer creates,
+    /// approves and disables accounts.
+    #[command(subcommand)]
+    Account(account::AccountCommand),
     /// Swiss tournaments: run one on the server (create, start, pair-next, withdraw, ...) and
     /// the arbiter's tools on TRF files (pair, check, standings).
     #[command(subcommand)]
@@ -72,6 +77,7 @@ fn main() -> ExitCode {
         Command::Watch(args) => run_async(watch::run(args)),
         Command::Arbiter(args) => run_async(arbiter::run(args)),
         Command::Rules(cmd) => rules::run(cmd),
+        Command::Account(cmd) => run_async(account::run(cmd)),
         Command::Tournament(cmd) => run_async(tournament::run(cmd)),
         Command::Load(args) => run_threaded(load::run(args)),
         Command::Relay(args) => run_threaded(relay::run(args)),

@@ -269,7 +269,7 @@ fn fail(message: impl std::fmt::Display) -> ExitCode {
 }
 
 /// Sends one request (after `hello` with `token`) and returns the reply.
-async fn ask(
+pub(crate) async fn ask(
     server: &str,
     token: Option<&str>,
     message: ClientMessage,

@@ -241,6 +241,32 @@ pub enum ClientMessage {
         #[serde(default)]
         kind: AccountKind,
     },
+    /// A guest makes an account of their own, with a password (when the server lets guests
+    /// register). Answered with `registered`.
+    Register {
+        name: String,
+        password: Password,
+    },
+    /// A password for a session token (`logged_in`): said in a later `hello`, the token speaks
+    /// for the account until `logout`.
+    Login {
+        name: String,
+        password: Password,
+    },
+    /// Ends the session whose token this connection said `hello` with.
+    Logout,
+    /// A new password for the account this connection speaks for (by a session token); every
+    /// other session of the account ends.
+    ChangePassword {
+        password: Password,
+        new_password: Password,
+    },
+    /// Organizer only: approves (`active`) or disables (`disabled`) an account. A disabled
+    /// account's sessions end and its connections are closed.
+    SetAccountStatus {
+        name: String,
+        status: AccountStatus,
+    },
     /// Take a seat (with `seat_token`) or arbitrate (with `arbiter_token`).
     Join {
         #[serde(rename = "match")]
@@ -480,6 +506,11 @@ impl ClientMessage {
         "ping",
         "create_match",
         "create_account",
+        "register",
+        "login",
+        "logout",
+        "change_password",
+        "set_account_status",
         "join",
         "watch",
         "leave",
@@ -522,6 +553,11 @@ impl ClientMessage {
             | Ping
             | CreateMatch(_)
             | CreateAccount { .. }
+            | Register { .. }
+            | Login { .. }
+            | Logout
+            | ChangePassword { .. }
+            | SetAccountStatus { .. }
             | ListMatches { .. }
             | CreateTournament(_)
             | AddPlayers { .. }
@@ -768,6 +804,23 @@ pub enum ServerMessage {
         kind: AccountKind,
         token: String,
     },
+    /// An account was registered: `active` with a session `token`, or `pending` until the
+    /// organizer approves it (then log in).
+    Registered {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        re: Option<RequestId>,
+        name: String,
+        status: AccountStatus,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        token: Option<String>,
+    },
+    /// A session token for the account, shown only here.
+    LoggedIn {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        re: Option<RequestId>,
+        name: String,
+        token: String,
+    },
     /// To an account's connections: it is seated in a match (sent at `hello` for every live
     /// match it is seated in, and when a new one is created).
     YourMatch {
@@ -873,6 +926,8 @@ impl ServerMessage {
         match self {
             Pong { re, .. }
             | AccountCreated { re, .. }
+            | Registered { re, .. }
+            | LoggedIn { re, .. }
             | MatchCreated { re, .. }
             | Matches { re, .. }
             | Ack { re, .. }
@@ -896,6 +951,51 @@ pub enum AccountKind {
     Player,
     Bot,
 }
+
+/// Whether an account may be used.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AccountStatus {
+    #[default]
+    Active,
+    /// Registered, waiting for the organizer's approval.
+    Pending,
+    Disabled,
+}
+
+impl AccountStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AccountStatus::Active => "active",
+            AccountStatus::Pending => "pending",
+            AccountStatus::Disabled => "disabled",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<AccountStatus> {
+        [
+            AccountStatus::Active,
+            AccountStatus::Pending,
+            AccountStatus::Disabled,
+        ]
+        .into_iter()
+        .find(|s| s.as_str() == text)
+    }
+}
+
+/// A password as a client sends it: never printed (its `Debug` says only its length).
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Password(pub String);
+
+impl fmt::Debug for Password {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Password({} characters)", self.0.chars().count())
+    }
+}
+
+/// Passwords are 8 to 128 characters.
+pub const PASSWORD_CHARS: std::ops::RangeInclusive<usize> = 8..=128;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Identity {
@@ -1478,6 +1578,16 @@ pub fn parse_client_frame(text: &str) -> Result<ClientFrame, (Option<RequestId>,
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_password_is_never_printed() {
+        let message: super::ClientMessage =
+            serde_json::from_str(r#"{"type":"login","name":"ayse","password":"gizli-parola"}"#)
+                .unwrap();
+        let printed = format!("{message:?}");
+        assert!(!printed.contains("gizli"), "{printed}");
+        assert!(printed.contains("12 characters"), "{printed}");
+    }
+
     use super::*;
     use serde_json::json;
 

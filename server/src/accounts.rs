@@ -1,17 +1,36 @@
-//! Player and bot accounts: a name and a token. An account can be seated in a match by name;
-//! its connections are then told `your_match` with the seat token, so that a bot service (or a
-//! player's client) finds its matches without being handed tokens one by one.
+//! Player and bot accounts: a name, and a token (accounts the organizer makes) or a password and
+//! its sessions (accounts that log in, see [`crate::logins`]). An account can be seated in a
+//! match by name; its connections are then told `your_match` with the seat token, so that a
+//! bot service (or a player's client) finds its matches without being handed tokens one by one.
 
 use dashmap::DashMap;
-use hakem_protocol::{AccountKind, Seat, ServerMessage};
+use hakem_protocol::{AccountKind, AccountStatus, Seat, ServerMessage};
 
 use crate::outbox::{ConnId, Outbox};
-use crate::tokens::same_token;
+use crate::tokens::digest;
 
 #[derive(Clone, Debug)]
 struct Account {
     kind: AccountKind,
-    token: String,
+    status: AccountStatus,
+    /// The Argon2id hash of its password, for an account that logs in.
+    password_hash: Option<String>,
+}
+
+/// What a presented token is: an account's own token, or one of its sessions.
+#[derive(Clone, Debug)]
+struct Credential {
+    account: String,
+    session: bool,
+}
+
+/// Who a `hello` token speaks for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Holder {
+    pub name: String,
+    pub kind: AccountKind,
+    /// The digest of the session token, when the token was a session's.
+    pub session: Option<String>,
 }
 
 /// A seat held by an account in a match.
@@ -39,8 +58,11 @@ impl SeatNotice {
 #[derive(Default)]
 pub struct Accounts {
     by_name: DashMap<String, Account>,
-    /// Open connections per account.
-    sessions: DashMap<String, Vec<(ConnId, Outbox)>>,
+    /// Account and session tokens by their SHA-256 digest: a `hello` is one lookup however
+    /// many accounts there are, and the digest of a guess tells nothing of a real token.
+    by_digest: DashMap<String, Credential>,
+    /// Open connections per account, with the digest of the session each said `hello` with.
+    connections: DashMap<String, Vec<(ConnId, Outbox, Option<String>)>>,
     /// Seats per account, in matches that may still be live.
     seats: DashMap<String, Vec<SeatNotice>>,
 }
@@ -69,56 +91,170 @@ pub fn kind_of(name: &str) -> AccountKind {
 }
 
 impl Accounts {
-    pub fn insert(&self, name: &str, kind: AccountKind, token: &str) {
+    /// An account as stored; `token` is empty for one that logs in with a password.
+    pub fn insert(
+        &self,
+        name: &str,
+        kind: AccountKind,
+        token: &str,
+        status: AccountStatus,
+        password_hash: Option<String>,
+    ) {
+        if !token.is_empty() {
+            self.by_digest.insert(
+                digest(token),
+                Credential {
+                    account: name.to_string(),
+                    session: false,
+                },
+            );
+        }
         self.by_name.insert(
             name.to_string(),
             Account {
                 kind,
-                token: token.to_string(),
+                status,
+                password_hash,
             },
         );
+    }
+
+    /// Takes `name` for an account being registered (pending until stored); false if it is
+    /// taken.
+    pub fn reserve(&self, name: &str) -> bool {
+        match self.by_name.entry(name.to_string()) {
+            dashmap::Entry::Occupied(_) => false,
+            dashmap::Entry::Vacant(slot) => {
+                slot.insert(Account {
+                    kind: AccountKind::Player,
+                    status: AccountStatus::Pending,
+                    password_hash: None,
+                });
+                true
+            }
+        }
+    }
+
+    /// Gives back a name [`Accounts::reserve`] took, when its account could not be stored.
+    pub fn release(&self, name: &str) {
+        self.by_name.remove(name);
     }
 
     pub fn exists(&self, name: &str) -> bool {
         self.by_name.contains_key(name)
     }
 
-    /// The account holding `token`. Every account's token is compared in constant time.
-    pub fn by_token(&self, token: &str) -> Option<(String, AccountKind)> {
-        let mut found = None;
-        for entry in self.by_name.iter() {
-            if same_token(&entry.value().token, token) {
-                found = Some((entry.key().clone(), entry.value().kind));
+    /// The account's password hash and status, if it logs in with a password.
+    pub fn password_of(&self, name: &str) -> Option<(String, AccountStatus)> {
+        let account = self.by_name.get(name)?;
+        Some((account.password_hash.clone()?, account.status))
+    }
+
+    pub fn status_of(&self, name: &str) -> Option<AccountStatus> {
+        self.by_name.get(name).map(|a| a.status)
+    }
+
+    pub fn set_status(&self, name: &str, status: AccountStatus) {
+        if let Some(mut account) = self.by_name.get_mut(name) {
+            account.status = status;
+        }
+    }
+
+    pub fn set_password(&self, name: &str, password_hash: String) {
+        if let Some(mut account) = self.by_name.get_mut(name) {
+            account.password_hash = Some(password_hash);
+        }
+    }
+
+    /// A session of `name`, by the digest of its token.
+    pub fn add_session(&self, session: String, name: &str) {
+        self.by_digest.insert(
+            session,
+            Credential {
+                account: name.to_string(),
+                session: true,
+            },
+        );
+    }
+
+    /// Ends one session; its connections are closed.
+    pub fn end_session(&self, session: &str) {
+        if let Some((_, credential)) = self.by_digest.remove(session) {
+            self.close(&credential.account, "the session ended", |s| {
+                s == Some(session)
+            });
+        }
+    }
+
+    /// Ends every session of `name` but `keep`, and closes their connections.
+    pub fn end_sessions(&self, name: &str, keep: Option<&str>, reason: &'static str) {
+        self.by_digest.retain(|digest, credential| {
+            !(credential.session && credential.account == name && Some(digest.as_str()) != keep)
+        });
+        self.close(name, reason, |s| s.is_some() && s != keep);
+    }
+
+    /// Closes every connection of `name`, for `reason`.
+    pub fn close_all(&self, name: &str, reason: &'static str) {
+        self.close(name, reason, |_| true);
+    }
+
+    fn close(&self, name: &str, reason: &'static str, which: impl Fn(Option<&str>) -> bool) {
+        if let Some(connections) = self.connections.get(name) {
+            for (_, outbox, session) in connections.iter() {
+                if which(session.as_deref()) {
+                    outbox.close(reason);
+                }
             }
         }
-        found
+    }
+
+    /// The active account that `token` speaks for.
+    pub fn by_token(&self, token: &str) -> Option<Holder> {
+        let digest = digest(token);
+        let credential = self.by_digest.get(&digest)?.clone();
+        let account = self.by_name.get(&credential.account)?;
+        (account.status == AccountStatus::Active).then(|| Holder {
+            name: credential.account.clone(),
+            kind: account.kind,
+            session: credential.session.then_some(digest),
+        })
     }
 
     /// A connection of `name` opened: it is told of every seat for which `live` holds.
-    pub fn attach(&self, name: &str, conn: ConnId, outbox: Outbox, live: impl Fn(&str) -> bool) {
+    pub fn attach(
+        &self,
+        name: &str,
+        conn: ConnId,
+        outbox: Outbox,
+        session: Option<String>,
+        live: impl Fn(&str) -> bool,
+    ) {
         if let Some(mut seats) = self.seats.get_mut(name) {
             seats.retain(|notice| live(&notice.match_id));
             for notice in seats.iter() {
                 outbox.send_message(&notice.message());
             }
         }
-        self.sessions
+        self.connections
             .entry(name.to_string())
             .or_default()
-            .push((conn, outbox));
+            .push((conn, outbox, session));
     }
 
     pub fn detach(&self, name: &str, conn: ConnId) {
-        if let Some(mut sessions) = self.sessions.get_mut(name) {
-            sessions.retain(|(c, _)| *c != conn);
+        if let Some(mut connections) = self.connections.get_mut(name) {
+            connections.retain(|(c, _, _)| *c != conn);
         }
+        self.connections
+            .remove_if(name, |_, connections| connections.is_empty());
     }
 
     /// `name` holds a seat: remember it and tell its open connections.
     pub fn seat(&self, name: &str, notice: SeatNotice) {
-        if let Some(sessions) = self.sessions.get(name) {
+        if let Some(connections) = self.connections.get(name) {
             let message = notice.message();
-            for (_, outbox) in sessions.iter() {
+            for (_, outbox, _) in connections.iter() {
                 outbox.send_message(&message);
             }
         }

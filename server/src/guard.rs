@@ -28,6 +28,8 @@ pub struct AddressLimits {
     pub guest_create_per_minute: u32,
     /// Matches made by guests at one address that may wait for their players at once.
     pub guest_waiting_per_ip: usize,
+    /// Logins and registrations from one address a minute (after a burst of as many).
+    pub logins_per_minute: u32,
     /// Addresses none of the per-address limits apply to (a reverse proxy, a load test).
     pub unlimited: Vec<IpAddr>,
 }
@@ -43,6 +45,7 @@ impl Default for AddressLimits {
             guest_create_burst: 30,
             guest_create_per_minute: 10,
             guest_waiting_per_ip: 50,
+            logins_per_minute: 10,
             unlimited: Vec::new(),
         }
     }
@@ -58,6 +61,8 @@ pub enum Refusal {
     Messages,
     Creates,
     Waiting,
+    /// Logins and registrations from one address, faster than allowed.
+    Logins,
     /// A connection that flooded past its warning, did not read its frames, or never said
     /// `hello`, was closed.
     Closed,
@@ -66,7 +71,7 @@ pub enum Refusal {
     Accept,
 }
 
-const KINDS: usize = 8;
+const KINDS: usize = 9;
 
 impl Refusal {
     fn index(self) -> usize {
@@ -84,6 +89,7 @@ impl Refusal {
             }
             Refusal::Creates => "match refused: the address creates matches faster than allowed",
             Refusal::Waiting => "match refused: the address has its most matches waiting",
+            Refusal::Logins => "login refused: the address logs in faster than allowed",
             Refusal::HeaderTimeout => "connection closed: no whole request head in time",
             Refusal::Closed => "connection closed by a limit (flood, not reading, no hello)",
             Refusal::Accept => "cannot accept connections (out of file descriptors or memory)",
@@ -97,6 +103,7 @@ impl Refusal {
             Refusal::Messages => "messages",
             Refusal::Creates => "creates_per_ip",
             Refusal::Waiting => "waiting_per_ip",
+            Refusal::Logins => "logins_per_ip",
             Refusal::HeaderTimeout => "header_timeout",
             Refusal::Closed => "closed",
             Refusal::Accept => "accept",
@@ -111,6 +118,7 @@ pub struct Guard {
     per_ip: DashMap<IpAddr, usize>,
     messages: Option<DefaultKeyedRateLimiter<IpAddr>>,
     creates: Option<DefaultKeyedRateLimiter<IpAddr>>,
+    logins: Option<DefaultKeyedRateLimiter<IpAddr>>,
     /// Matches guests at each address made that may still be waiting.
     waiting: DashMap<IpAddr, Vec<String>>,
     log: RefusalLog,
@@ -172,11 +180,14 @@ impl Guard {
             let burst = NonZeroU32::new(limits.guest_create_burst).unwrap_or(rate);
             RateLimiter::keyed(Quota::per_minute(rate).allow_burst(burst))
         });
+        let logins = NonZeroU32::new(limits.logins_per_minute)
+            .map(|rate| RateLimiter::keyed(Quota::per_minute(rate)));
         Arc::new(Guard {
             open: AtomicUsize::new(0),
             per_ip: DashMap::new(),
             messages,
             creates,
+            logins,
             waiting: DashMap::new(),
             log: RefusalLog::default(),
             exempt: limits.unlimited.iter().copied().map(counted_as).collect(),
@@ -270,6 +281,17 @@ impl Guard {
         Ok(())
     }
 
+    /// A login or registration from `ip`: within the address's allowance?
+    pub fn login(&self, ip: IpAddr) -> bool {
+        let (Some(limiter), Some(key)) = (&self.logins, self.key(ip)) else {
+            return true;
+        };
+        limiter.check_key(&key).is_ok() || {
+            self.refused(Refusal::Logins, ip);
+            false
+        }
+    }
+
     /// A guest at `ip` created `match_id`.
     pub fn guest_created(&self, ip: IpAddr, match_id: &str) {
         if let Some(key) = self.key(ip) {
@@ -284,7 +306,10 @@ impl Guard {
 
     /// Forgets addresses that have been quiet long enough to be back at their full allowance.
     pub fn upkeep(&self, still_waiting: impl Fn(&str) -> bool) {
-        for limiter in [&self.messages, &self.creates].into_iter().flatten() {
+        for limiter in [&self.messages, &self.creates, &self.logins]
+            .into_iter()
+            .flatten()
+        {
             limiter.retain_recent();
             limiter.shrink_to_fit();
         }

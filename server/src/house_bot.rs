@@ -5,13 +5,12 @@
 //! and acts through `Act` commands. It asks for the legal moves, so it gets a fresh `state`
 //! whenever it is its turn, and thinks on a blocking thread so the server never waits for it.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use hakem_engine::{new_engine, EngineKind};
 use hakem_games::{AnyPosition, GameKind};
 use hakem_protocol::{MatchStatus, Seat, ServerMessage};
-use tokio::sync::{mpsc, Notify};
+use tokio::sync::mpsc;
 
 use crate::outbox::{Outbox, Outgoing};
 use crate::room::{Action, Credential, Join, RoomHandle};
@@ -50,7 +49,7 @@ async fn play(
     level: u8,
 ) -> Result<(), String> {
     let (tx, mut rx) = mpsc::channel(1024);
-    let outbox = Outbox::new(tx, Arc::new(Notify::new()));
+    let outbox = Outbox::new(tx, crate::outbox::Kill::new());
     let stopped = |_| "the room stopped".to_string();
     room.join(Join {
         conn,

@@ -12,6 +12,7 @@ pub mod guard;
 mod house_bot;
 pub mod http;
 mod listen;
+mod logins;
 mod memory;
 mod outbox;
 mod room;
@@ -25,13 +26,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use hakem_protocol::{
-    AccountKind, CreateMatch, ListStatus, MatchState, MatchStatus, MatchSummary, PerSeat, Seat,
-    SpectatorDelay,
+    AccountKind, AccountStatus, CreateMatch, ListStatus, MatchState, MatchStatus, MatchSummary,
+    PerSeat, Seat, SpectatorDelay,
 };
 use hakem_round::MatchConfig;
 
 use crate::accounts::{Accounts, SeatNotice};
 use crate::archive::Archived;
+pub use crate::logins::Registration;
 pub use crate::room::RoomSettings;
 use crate::room::{FinishSink, RoomHandle, Rooms, Start, Tokens};
 use crate::store::Store;
@@ -52,6 +54,8 @@ pub struct App {
     stopping: tokio::sync::watch::Sender<bool>,
     room_settings: RoomSettings,
     accounts: Accounts,
+    /// Login attempts per account.
+    attempts: logins::Attempts,
     tournaments: tournament::Tournaments,
     archive: archive::Cache,
     analyses: analysis::Analyses,
@@ -81,6 +85,8 @@ pub struct Limits {
     pub address: guard::AddressLimits,
     /// Web origins besides the server's own whose pages may open `/ws` (`https://host:port`).
     pub allowed_origins: Vec<String>,
+    /// Whether guests may register accounts of their own.
+    pub registration: logins::Registration,
 }
 
 impl Default for Limits {
@@ -94,6 +100,7 @@ impl Default for Limits {
             socket_send_buffer: None,
             address: guard::AddressLimits::default(),
             allowed_origins: Vec::new(),
+            registration: logins::Registration::Closed,
         }
     }
 }
@@ -162,6 +169,7 @@ impl App {
             limits,
             room_settings,
             accounts: Accounts::default(),
+            attempts: logins::Attempts::default(),
             tournaments: tournament::Tournaments::default(),
             archive: archive::Cache::default(),
             analyses: analysis::Analyses::default(),
@@ -185,6 +193,7 @@ impl App {
                 every.tick().await;
                 let Some(app) = app.upgrade() else { break };
                 app.guard.upkeep(|id| app.is_waiting(id));
+                app.attempts.upkeep();
             }
         });
     }
@@ -225,12 +234,19 @@ impl App {
             return Ok(0);
         };
         let all = store.accounts().await.map_err(|e| e.to_string())?;
-        for account in &all {
+        for account in all.iter().cloned() {
+            // A status this version does not know keeps the account out of use.
+            let status = AccountStatus::parse(&account.status).unwrap_or(AccountStatus::Disabled);
             self.accounts.insert(
                 &account.name,
                 accounts::kind_of(&account.kind),
                 &account.token,
+                status,
+                account.password_hash,
             );
+        }
+        for (session, name) in store.sessions().await.map_err(|e| e.to_string())? {
+            self.accounts.add_session(session, &name);
         }
         Ok(all.len())
     }
@@ -257,13 +273,16 @@ impl App {
                 name: name.to_string(),
                 kind: accounts::kind_name(kind).to_string(),
                 token: token.clone(),
+                password_hash: None,
+                status: AccountStatus::Active.as_str().to_string(),
             };
             store
                 .create_account(&account, wall_clock_ms())
                 .await
                 .map_err(|e| CreateError::Store(e.to_string()))?;
         }
-        self.accounts.insert(name, kind, &token);
+        self.accounts
+            .insert(name, kind, &token, AccountStatus::Active, None);
         Ok(token)
     }
 

@@ -125,6 +125,13 @@ struct Args {
         value_delimiter = ','
     )]
     allowed_origins: Vec<String>,
+    /// Whether guests may make accounts of their own: `closed` (only the organizer makes
+    /// accounts), `open`, or `approval` (each waits for the organizer's approval).
+    #[arg(long, env = "HAKEM_REGISTRATION", default_value = "closed")]
+    registration: hakem_server::Registration,
+    /// Logins and registrations from one address a minute (0: no limit).
+    #[arg(long, env = "HAKEM_LOGINS_PER_MINUTE", default_value_t = 10)]
+    logins_per_minute: u32,
 }
 
 /// Raises the soft open-file limit to the hard one (each connection is a descriptor) and
@@ -243,9 +250,11 @@ async fn main() -> std::process::ExitCode {
             guest_create_burst: args.guest_create_burst.max(1),
             guest_create_per_minute: args.guest_creates_per_minute,
             guest_waiting_per_ip: args.guest_waiting_per_ip,
+            logins_per_minute: args.logins_per_minute,
             unlimited: args.unlimited_ips,
         },
         allowed_origins: args.allowed_origins,
+        registration: args.registration,
         ..hakem_server::Limits::default()
     };
     let expire_hours = if args.expire_after.is_finite() {

@@ -26,24 +26,72 @@ pub enum Outgoing {
     },
 }
 
+/// Tells a connection to close, and why (the first reason given is the one it is told).
+#[derive(Debug, Default)]
+pub struct Kill {
+    notify: Notify,
+    reason: std::sync::OnceLock<Ending>,
+}
+
+/// Why a connection is told to close, and whether the frames already queued go first.
+#[derive(Clone, Copy, Debug)]
+pub struct Ending {
+    pub reason: &'static str,
+    pub drain: bool,
+}
+
+impl Kill {
+    pub fn new() -> Arc<Kill> {
+        Arc::new(Kill::default())
+    }
+
+    fn end(&self, ending: Ending) {
+        let _ = self.reason.set(ending);
+        self.notify.notify_one();
+    }
+
+    pub async fn notified(&self) {
+        self.notify.notified().await
+    }
+
+    pub fn ending(&self) -> Ending {
+        self.reason.get().copied().unwrap_or(Ending {
+            reason: "closed by the server",
+            drain: false,
+        })
+    }
+}
+
 /// A connection's queue. A connection whose queue is full is not read fast enough; it is told
 /// to close rather than slowing the room.
 #[derive(Clone, Debug)]
 pub struct Outbox {
     tx: mpsc::Sender<Outgoing>,
-    kill: Arc<Notify>,
+    kill: Arc<Kill>,
 }
 
 impl Outbox {
-    pub fn new(tx: mpsc::Sender<Outgoing>, kill: Arc<Notify>) -> Outbox {
+    pub fn new(tx: mpsc::Sender<Outgoing>, kill: Arc<Kill>) -> Outbox {
         Outbox { tx, kill }
+    }
+
+    /// Tells the connection to close for `reason`, after the frames already queued.
+    pub fn close(&self, reason: &'static str) {
+        self.kill.end(Ending {
+            reason,
+            drain: true,
+        });
     }
 
     fn push(&self, item: Outgoing) -> bool {
         match self.tx.try_send(item) {
             Ok(()) => true,
             Err(mpsc::error::TrySendError::Full(_)) => {
-                self.kill.notify_one();
+                // Not after its queue: the queue is what it does not read.
+                self.kill.end(Ending {
+                    reason: "too slow to read its frames",
+                    drain: false,
+                });
                 false
             }
             Err(mpsc::error::TrySendError::Closed(_)) => false,
@@ -147,7 +195,7 @@ mod tests {
     #[test]
     fn a_full_queue_tells_the_connection_to_close() {
         let (tx, _rx) = mpsc::channel(1);
-        let kill = Arc::new(Notify::new());
+        let kill = Kill::new();
         let outbox = Outbox::new(tx, kill.clone());
         assert!(outbox.send(Utf8Bytes::from_static("a")));
         assert!(!outbox.send(Utf8Bytes::from_static("b")));

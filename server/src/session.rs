@@ -13,7 +13,7 @@ use hakem_protocol::{
     parse_client_frame, AccountKind, ClientMessage, CreateMatch, ErrorCode, ErrorReply, Feature,
     Identity, IdentityKind, ServerMessage, TournamentView, MAX_FRAME_BYTES, PROTOCOL_VERSION,
 };
-use tokio::sync::{mpsc, oneshot, Notify};
+use tokio::sync::{mpsc, oneshot};
 use tokio_tungstenite::tungstenite;
 
 use crate::listen::Peer;
@@ -43,7 +43,7 @@ pub async fn serve(
     let limits = app.limits.clone();
     let conn = app.next_conn_id();
     let (tx, rx) = mpsc::channel::<Outgoing>(limits.outbox_frames);
-    let kill = Arc::new(Notify::new());
+    let kill = crate::outbox::Kill::new();
     let outbox = Outbox::new(tx, kill.clone());
     let (sink, mut stream) = socket.split();
     let (close_tx, close_rx) = oneshot::channel();
@@ -63,6 +63,7 @@ pub async fn serve(
         identity: None,
         token: None,
         account: None,
+        session: None,
         joined: HashMap::new(),
         watching: HashMap::new(),
         batch: false,
@@ -83,7 +84,12 @@ pub async fn serve(
             biased;
             frame = next_frame(&mut pending, &mut stream) => frame,
             _ = kill.notified() => {
-                close = Some(Close::now(CloseCode::Policy, "too slow to read its frames"));
+                let ending = kill.ending();
+                close = Some(if ending.drain {
+                    Close::after_queue(CloseCode::Policy, ending.reason)
+                } else {
+                    Close::now(CloseCode::Policy, ending.reason)
+                });
                 break;
             }
             _ = tokio::time::sleep_until(hello_deadline), if session.identity.is_none() => {
@@ -424,6 +430,8 @@ struct Session {
     token: Option<String>,
     /// The account this connection speaks for, if its `hello` token was an account's.
     account: Option<String>,
+    /// The digest of the session token `hello` gave, if it was a session's (for `logout`).
+    session: Option<String>,
     joined: HashMap<String, Joined>,
     /// Tournaments followed with `watch_tournament`: the task that forwards each new view.
     watching: HashMap<String, tokio::task::AbortHandle>,
@@ -576,6 +584,81 @@ impl Session {
                     }
                 }
             }
+            ClientMessage::Register { name, password } => {
+                if self.account.is_some() || self.is_organizer() {
+                    return self.error(
+                        re,
+                        ErrorCode::BadRequest,
+                        "this connection already speaks for an account",
+                    );
+                }
+                match crate::logins::register(&self.app, self.ip, &name, password.0).await {
+                    Ok((status, token)) => self.send(&ServerMessage::Registered {
+                        re,
+                        name,
+                        status,
+                        token,
+                    }),
+                    Err(e) => self.error(re, e.code, e.message),
+                }
+            }
+            ClientMessage::Login { name, password } => {
+                match crate::logins::login(&self.app, self.ip, &name, password.0).await {
+                    Ok(token) => self.send(&ServerMessage::LoggedIn { re, name, token }),
+                    Err(e) => self.error(re, e.code, e.message),
+                }
+            }
+            ClientMessage::Logout => {
+                let Some(session) = self.session.clone() else {
+                    return self.error(
+                        re,
+                        ErrorCode::BadRequest,
+                        "this connection did not say hello with a session token",
+                    );
+                };
+                match crate::logins::logout(&self.app, &session).await {
+                    Ok(()) => self.ack(re),
+                    Err(e) => self.error(re, e.code, e.message),
+                }
+            }
+            ClientMessage::ChangePassword {
+                password,
+                new_password,
+            } => {
+                let (Some(name), Some(session)) = (self.account.clone(), self.session.clone())
+                else {
+                    return self.error(
+                        re,
+                        ErrorCode::BadRequest,
+                        "log in first: the password is changed by a session of the account",
+                    );
+                };
+                let changed = crate::logins::change_password(
+                    &self.app,
+                    &name,
+                    &session,
+                    password.0,
+                    new_password.0,
+                )
+                .await;
+                match changed {
+                    Ok(()) => self.ack(re),
+                    Err(e) => self.error(re, e.code, e.message),
+                }
+            }
+            ClientMessage::SetAccountStatus { name, status } => {
+                if !self.is_organizer() {
+                    return self.error(
+                        re,
+                        ErrorCode::Forbidden,
+                        "only the organizer approves or disables accounts",
+                    );
+                }
+                match crate::logins::set_status(&self.app, &name, status).await {
+                    Ok(()) => self.ack(re),
+                    Err(e) => self.error(re, e.code, e.message),
+                }
+            }
             ClientMessage::CreateTournament(create) => {
                 if !self.is_organizer() {
                     self.error(
@@ -711,11 +794,7 @@ impl Session {
                 match self.watching.remove(&id) {
                     Some(task) => {
                         task.abort();
-                        self.send(&ServerMessage::Ack {
-                            re,
-                            match_id: None,
-                            seq: None,
-                        });
+                        self.ack(re);
                     }
                     None => self.error(re, ErrorCode::BadRequest, "not watching that tournament"),
                 }
@@ -823,8 +902,10 @@ impl Session {
             (Some(token), _) if same_token(&self.app.admin_token, token) => {
                 (IdentityKind::Organizer, String::new())
             }
-            (Some(_), Some((name, AccountKind::Bot))) => (IdentityKind::Bot, name.clone()),
-            (Some(_), Some((name, AccountKind::Player))) => (IdentityKind::Player, name.clone()),
+            (Some(_), Some(holder)) if holder.kind == AccountKind::Bot => {
+                (IdentityKind::Bot, holder.name.clone())
+            }
+            (Some(_), Some(holder)) => (IdentityKind::Player, holder.name.clone()),
             // Other tokens are seat or arbiter tokens, checked by the room on `join`: until
             // then the connection is a guest.
             (Some(_), None) => (IdentityKind::Guest, String::new()),
@@ -845,13 +926,27 @@ impl Session {
             server_time_ms: crate::wall_clock_ms(),
             features: granted.iter().map(|f| f.as_str().to_string()).collect(),
         });
-        if let Some((name, _)) = account {
+        if let Some(holder) = account {
             let app = self.app.clone();
-            self.app
-                .accounts
-                .attach(&name, self.conn, self.outbox.clone(), |id| app.is_live(id));
-            self.account = Some(name);
+            self.app.accounts.attach(
+                &holder.name,
+                self.conn,
+                self.outbox.clone(),
+                holder.session.clone(),
+                |id| app.is_live(id),
+            );
+            self.account = Some(holder.name);
+            self.session = holder.session;
         }
+    }
+
+    /// Says a command about no match was done.
+    fn ack(&self, re: Option<RequestId>) {
+        self.send(&ServerMessage::Ack {
+            re,
+            match_id: None,
+            seq: None,
+        });
     }
 
     fn is_organizer(&self) -> bool {

@@ -31,6 +31,7 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (3, include_str!("../migrations/0003_tournaments.sql")),
     (4, include_str!("../migrations/0004_finished_matches.sql")),
     (5, include_str!("../migrations/0005_tournament_changes.sql")),
+    (6, include_str!("../migrations/0006_logins.sql")),
 ];
 
 /// Writes waiting for the writer; a full queue makes rooms wait (never drops an event).
@@ -86,7 +87,12 @@ pub struct MatchSpec {
 pub struct StoredAccount {
     pub name: String,
     pub kind: String,
+    /// Empty for an account that logs in with a password instead.
     pub token: String,
+    /// The Argon2id hash (PHC string) of its password, if it has one.
+    pub password_hash: Option<String>,
+    /// `active`, `pending` or `disabled`.
+    pub status: String,
 }
 
 /// A stored match: its spec and its event frames (the JSON sent to clients), in `seq` order.
@@ -484,7 +490,8 @@ impl Store {
     ) -> Result<(), StoreError> {
         let sql = sql_for(
             &self.db,
-            "INSERT INTO accounts (name, kind, token, created_ms) VALUES ($1, $2, $3, $4)",
+            "INSERT INTO accounts (name, kind, token, created_ms, password_hash, status) \
+             VALUES ($1, $2, $3, $4, $5, $6)",
         );
         on_db!(&self.db, pool => {
             sqlx::query(&sql)
@@ -492,6 +499,8 @@ impl Store {
                 .bind(&account.kind)
                 .bind(&account.token)
                 .bind(created_ms as i64)
+                .bind(&account.password_hash)
+                .bind(&account.status)
                 .execute(pool)
                 .await?;
         });
@@ -501,7 +510,7 @@ impl Store {
     pub async fn accounts(&self) -> Result<Vec<StoredAccount>, StoreError> {
         let sql = sql_for(
             &self.db,
-            "SELECT name, kind, token FROM accounts ORDER BY name",
+            "SELECT name, kind, token, password_hash, status FROM accounts ORDER BY name",
         );
         Ok(on_db!(&self.db, pool => {
             let rows = sqlx::query(&sql).fetch_all(pool).await?;
@@ -511,7 +520,97 @@ impl Store {
                     name: row.try_get(0)?,
                     kind: row.try_get(1)?,
                     token: row.try_get(2)?,
+                    password_hash: row.try_get(3)?,
+                    status: row.try_get(4)?,
                 });
+            }
+            out
+        }))
+    }
+
+    /// Sets an account's status; with `end_sessions`, its sessions end in the same
+    /// transaction.
+    pub async fn set_account_status(
+        &self,
+        name: &str,
+        status: &str,
+        end_sessions: bool,
+    ) -> Result<(), StoreError> {
+        let update = sql_for(&self.db, "UPDATE accounts SET status = $1 WHERE name = $2");
+        let end = sql_for(&self.db, "DELETE FROM sessions WHERE account = $1");
+        on_db!(&self.db, pool => {
+            let mut tx = pool.begin().await?;
+            sqlx::query(&update).bind(status).bind(name).execute(&mut *tx).await?;
+            if end_sessions {
+                sqlx::query(&end).bind(name).execute(&mut *tx).await?;
+            }
+            tx.commit().await?;
+        });
+        Ok(())
+    }
+
+    /// A new password hash for an account; every session but `keep` ends, in one transaction.
+    pub async fn set_password(
+        &self,
+        name: &str,
+        password_hash: &str,
+        keep: &str,
+    ) -> Result<(), StoreError> {
+        let update = sql_for(
+            &self.db,
+            "UPDATE accounts SET password_hash = $1 WHERE name = $2",
+        );
+        let end = sql_for(
+            &self.db,
+            "DELETE FROM sessions WHERE account = $1 AND digest <> $2",
+        );
+        on_db!(&self.db, pool => {
+            let mut tx = pool.begin().await?;
+            sqlx::query(&update).bind(password_hash).bind(name).execute(&mut *tx).await?;
+            sqlx::query(&end).bind(name).bind(keep).execute(&mut *tx).await?;
+            tx.commit().await?;
+        });
+        Ok(())
+    }
+
+    /// Stores a session (the digest of its token).
+    pub async fn add_session(
+        &self,
+        digest: &str,
+        account: &str,
+        created_ms: u64,
+    ) -> Result<(), StoreError> {
+        let sql = sql_for(
+            &self.db,
+            "INSERT INTO sessions (digest, account, created_ms) VALUES ($1, $2, $3)",
+        );
+        on_db!(&self.db, pool => {
+            sqlx::query(&sql)
+                .bind(digest)
+                .bind(account)
+                .bind(created_ms as i64)
+                .execute(pool)
+                .await?;
+        });
+        Ok(())
+    }
+
+    pub async fn remove_session(&self, digest: &str) -> Result<(), StoreError> {
+        let sql = sql_for(&self.db, "DELETE FROM sessions WHERE digest = $1");
+        on_db!(&self.db, pool => {
+            sqlx::query(&sql).bind(digest).execute(pool).await?;
+        });
+        Ok(())
+    }
+
+    /// Every session as (digest, account).
+    pub async fn sessions(&self) -> Result<Vec<(String, String)>, StoreError> {
+        let sql = "SELECT digest, account FROM sessions ORDER BY created_ms";
+        Ok(on_db!(&self.db, pool => {
+            let rows = sqlx::query(sql).fetch_all(pool).await?;
+            let mut out = Vec::with_capacity(rows.len());
+            for row in rows {
+                out.push((row.try_get(0)?, row.try_get(1)?));
             }
             out
         }))

@@ -42,6 +42,16 @@ pub fn same_token(real: &str, presented: &str) -> bool {
     std::hint::black_box(difference) == 0
 }
 
+/// The SHA-256 digest of a token, in hex: what is kept of a session token, so that neither
+/// the database nor the server's memory holds one a thief could present.
+pub fn digest(token: &str) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(token.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -50,6 +50,25 @@ pub fn hakem(args: &[&str]) -> std::process::Output {
         .expect("run hakem")
 }
 
+/// Runs `hakem` to its end with `input` on its standard input.
+pub fn hakem_with_input(args: &[&str], input: &str) -> std::process::Output {
+    use std::io::Write;
+    let mut child = Command::new(binary("hakem"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run hakem");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(input.as_bytes())
+        .expect("write hakem's input");
+    child.wait_with_output().expect("wait for hakem")
+}
+
 /// Is `CI=true` set? Then a missing tool is a failure, not a reason to skip.
 pub fn in_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| v == "true")
@@ -226,9 +245,16 @@ impl Server {
     /// A new server process on the same database and the same port (after [`Server::kill`]),
     /// so that clients can reconnect to the address they know.
     pub fn restart(&mut self) {
+        self.restart_with(&[]);
+    }
+
+    /// [`Server::restart`] with `args` for the new process.
+    pub fn restart_with(&mut self, args: &[&str]) {
         self.kill();
         let listen = self.addr.clone();
-        let next = Server::start_on(self.database.clone(), &["--listen", &listen]);
+        let mut all = vec!["--listen", listen.as_str()];
+        all.extend_from_slice(args);
+        let next = Server::start_on(self.database.clone(), &all);
         let old = std::mem::replace(self, next);
         std::mem::forget(old);
     }

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use hakem_protocol::{ClockConfig, Event, PerSeat, Seat, ServerMessage, SpectatorDelay};
 use hakem_round::{MatchConfig, Round};
-use tokio::sync::{mpsc, Notify};
+use tokio::sync::mpsc;
 
 use super::{Action, Credential, Join, RoomHandle, RoomSettings, Rooms, Start, Tokens};
 use crate::outbox::{Outbox, Outgoing};
@@ -23,7 +23,7 @@ impl Member {
     fn new() -> Member {
         let (tx, rx) = mpsc::channel(1024);
         Member {
-            outbox: Outbox::new(tx, Arc::new(Notify::new())),
+            outbox: Outbox::new(tx, crate::outbox::Kill::new()),
             rx,
         }
     }

@@ -1,0 +1,58 @@
+//! Solves Pentago positions reached by random legal play, to measure the solver on positions
+//! nobody chose: each line gives the value, nodes and time.
+//!
+//! `cargo run --release -p hakem-engine --example solve_random -- PRESET MARBLES COUNT [MAX_SECONDS] [SEED]`
+
+use std::time::Duration;
+
+use hakem_engine::pentago::{solve, Budget};
+use hakem_games::pentago::{Position, Rules};
+use hakem_games::Game;
+
+/// A small deterministic generator (xorshift), so that a seed names the same positions.
+struct Random(u64);
+
+impl Random {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % n as u64) as usize
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let rules = Rules::preset(args.get(1).map_or("classic", String::as_str)).expect("a preset");
+    let marbles: u32 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(18);
+    let count: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(5);
+    let max: f64 = args.get(4).and_then(|s| s.parse().ok()).unwrap_or(60.0);
+    let mut random = Random(args.get(5).and_then(|s| s.parse().ok()).unwrap_or(1) | 1);
+    let mut moves = Vec::new();
+    let mut solved = 0;
+    while solved < count {
+        let mut position = Position::new(rules);
+        let mut line = Vec::new();
+        while position.marbles() < marbles && position.outcome().is_none() {
+            moves.clear();
+            position.legal_moves(&mut moves);
+            let mv = moves[random.below(moves.len())];
+            line.push(mv.to_string());
+            position.play(mv).expect("legal");
+        }
+        if position.outcome().is_some() {
+            continue;
+        }
+        solved += 1;
+        match solve(&position, Budget::time(Duration::from_secs_f64(max))) {
+            Ok(s) => println!(
+                "{:4} {:>11} nodes {:9.1} ms  {}",
+                s.value.as_str(),
+                s.nodes,
+                s.elapsed.as_secs_f64() * 1e3,
+                line.join(" ")
+            ),
+            Err(e) => println!("refused: {e}  {}", line.join(" ")),
+        }
+    }
+}
