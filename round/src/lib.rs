@@ -7,9 +7,11 @@
 //! - [`board`]: the typed board clients draw, from a rules position.
 //! - [`record`]: the game record of a match, from its events.
 //! - [`tournament`]: a Swiss tournament as data, and every change made to it.
+//! - [`rating`]: Glicko-2 ratings, one pool per game.
 
 pub mod board;
 pub mod clock;
+pub mod rating;
 pub mod record;
 pub mod round;
 pub mod tournament;
