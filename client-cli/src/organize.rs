@@ -101,6 +101,9 @@ pub struct CreateArgs {
     /// Spectators see every board this many moves behind.
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub spectator_delay_moves: u32,
+    /// The rounds change the players' ratings (boards of two player accounts).
+    #[arg(long)]
+    pub rated: bool,
     /// One JSON line: {"tournament":..,"arbiter_token":..,"players":[{"id","name","account","token"}]}.
     #[arg(long)]
     pub json: bool,
@@ -873,6 +876,7 @@ async fn create(args: CreateArgs) -> ExitCode {
             moves: args.spectator_delay_moves,
         })
         .filter(|d| !d.is_live()),
+        rated: args.rated,
     };
     let (id, arbiter_token, players) = match create_with_players(&args.auth, create, players).await
     {

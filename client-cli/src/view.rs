@@ -673,6 +673,7 @@ mod tests {
             you: Some("p2".into()),
             tournament: None,
             expired: false,
+            rated: false,
             colours: hakem_protocol::seat_colours("pentago", None),
             claims: None,
             spectator_delay: None,

@@ -230,6 +230,7 @@ mod tests {
             you: Some("spectator".into()),
             tournament: None,
             expired: false,
+            rated: false,
             colours: crate::seat_colours("pentago", None),
             claims: Some(Vec::new()),
             spectator_delay: None,

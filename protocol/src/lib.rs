@@ -618,6 +618,9 @@ pub struct CreateMatch {
     /// Spectators see the match this far behind (extension).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spectator_delay: Option<SpectatorDelay>,
+    /// The round's result changes the players' ratings (both seats must be player accounts).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub rated: bool,
 }
 
 /// The server's own bot in a match.
@@ -661,6 +664,7 @@ impl CreateMatch {
             accounts: PerSeat::default(),
             house_bot: None,
             spectator_delay: None,
+            rated: false,
         }
     }
 }
@@ -1355,6 +1359,9 @@ pub struct MatchState {
     /// The match expired before its first set: nobody came to play it.
     #[serde(default, skip_serializing_if = "is_false")]
     pub expired: bool,
+    /// The round's result changes the two players' ratings.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub rated: bool,
     /// Each seat's colour in the current set ([`seat_colours`]); absent in Quoridor.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub colours: Option<PerSeat<StoneColour>>,

@@ -57,6 +57,10 @@ pub struct CreateTournament {
     /// Spectators see every board this far behind (extension).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spectator_delay: Option<SpectatorDelay>,
+    /// Its rounds change the players' ratings (boards of two player accounts; bots are never
+    /// rated).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub rated: bool,
 }
 
 fn one_point() -> Points {
@@ -147,6 +151,8 @@ pub struct TournamentSettings {
     pub bye_points: Points,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spectator_delay: Option<SpectatorDelay>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub rated: bool,
 }
 
 /// The whole public picture of a tournament.

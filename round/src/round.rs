@@ -40,6 +40,8 @@ pub struct MatchConfig {
     pub tournament: Option<String>,
     /// The seat the server's own bot plays, if any.
     pub house_bot: Option<Seat>,
+    /// The round's result changes the players' ratings.
+    pub rated: bool,
 }
 
 /// Plies after which an untimed Quoridor set is drawn (rules: the clock ends endless games; an
@@ -93,6 +95,7 @@ impl MatchConfig {
             untimed_ply_limit: DEFAULT_UNTIMED_PLY_LIMIT,
             tournament: None,
             house_bot: None,
+            rated: false,
         })
     }
 
@@ -1065,6 +1068,7 @@ impl Round {
             you: None,
             tournament: config.tournament.clone(),
             expired: self.expired,
+            rated: config.rated,
             colours: hakem_protocol::seat_colours(config.game.as_str(), self.first_mover()),
             claims: None,
             spectator_delay: None,

@@ -68,6 +68,7 @@ pub fn settings_of(create: &CreateTournament) -> Result<Settings, String> {
         max_half_byes: create.max_half_byes,
         bye_points: create.bye_points,
         spectator_delay: SpectatorDelay::checked(create.spectator_delay)?,
+        rated: create.rated,
     })
 }
 
@@ -1047,6 +1048,7 @@ mod tests {
             max_half_byes: 1,
             bye_points: Points::ONE,
             spectator_delay: None,
+            rated: false,
         };
         let mut t = Tournament::new("t".into(), 0, settings_of(&create).unwrap(), "a".into());
         for (i, (surname, given)) in names.iter().enumerate() {

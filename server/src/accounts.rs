@@ -150,6 +150,10 @@ impl Accounts {
         Some((account.password_hash.clone()?, account.status))
     }
 
+    pub fn kind_of(&self, name: &str) -> Option<AccountKind> {
+        self.by_name.get(name).map(|a| a.kind)
+    }
+
     pub fn status_of(&self, name: &str) -> Option<AccountStatus> {
         self.by_name.get(name).map(|a| a.status)
     }

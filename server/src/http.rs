@@ -39,6 +39,7 @@ pub fn router(app: Arc<App>, metrics: Option<PrometheusHandle>) -> Router {
         .route("/api/tournaments", get(list_tournaments))
         .route("/api/tournaments/{id}", get(tournament_view))
         .route("/api/tournaments/{id}/trf", get(tournament_trf))
+        .route("/api/players/{name}", get(player_profile))
         .merge(crate::web::routes())
         .with_state(app)
 }
@@ -220,6 +221,23 @@ async fn tournament_trf(Path(id): Path<String>, State(app): State<Arc<App>>) -> 
     match app.tournaments.trf(&id) {
         Ok(text) => ([("content-type", "text/plain; charset=utf-8")], text).into_response(),
         Err(failure) => not_found(failure),
+    }
+}
+
+/// A player's ratings in each pool and latest rated rounds.
+async fn player_profile(Path(name): Path<String>, State(app): State<Arc<App>>) -> Response {
+    match crate::ratings::Ratings::profile(&app, &name).await {
+        Some(Ok(profile)) => Json(profile).into_response(),
+        Some(Err(e)) => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            Json(json!({"code": "internal", "message": e})),
+        )
+            .into_response(),
+        None => (
+            StatusCode::NOT_FOUND,
+            Json(json!({"code": "unknown_account", "message": format!("no account {name:?}")})),
+        )
+            .into_response(),
     }
 }
 

@@ -15,6 +15,7 @@ mod listen;
 mod logins;
 mod memory;
 mod outbox;
+mod ratings;
 mod room;
 mod session;
 pub mod store;
@@ -56,14 +57,13 @@ pub struct App {
     accounts: Accounts,
     /// Login attempts per account.
     attempts: logins::Attempts,
+    ratings: ratings::Ratings,
     tournaments: tournament::Tournaments,
     archive: archive::Cache,
     analyses: analysis::Analyses,
-    /// Rooms report finished rounds here; the tournaments listen.
+    /// Rooms report finished rounds here; the tournaments and the ratings listen.
     finished: FinishSink,
-    finished_rx: std::sync::Mutex<
-        Option<tokio::sync::mpsc::UnboundedReceiver<(String, hakem_protocol::RoundResult)>>,
-    >,
+    finished_rx: std::sync::Mutex<Option<tokio::sync::mpsc::UnboundedReceiver<room::Finished>>>,
 }
 
 /// What a connection may do before the server stops listening to it.
@@ -170,6 +170,7 @@ impl App {
             room_settings,
             accounts: Accounts::default(),
             attempts: logins::Attempts::default(),
+            ratings: ratings::Ratings::default(),
             tournaments: tournament::Tournaments::default(),
             archive: archive::Cache::default(),
             analyses: analysis::Analyses::default(),
@@ -206,10 +207,11 @@ impl App {
     }
 
     /// Loads the tournaments from the store, brings each up to date with its matches (results
-    /// that came in while the server was down, matches not yet created), and from then on
-    /// records every finished match of a tournament. Call once, after
-    /// [`App::restore_live_matches`].
-    pub async fn run_tournaments(self: &Arc<App>) -> Result<usize, String> {
+    /// that came in while the server was down, matches not yet created), rates the rounds
+    /// that ended unrated, and from then on hands every round that ends to its tournament and,
+    /// when rated, to the ratings. Call once, after [`App::restore_live_matches`]; returns how
+    /// many tournaments were loaded.
+    pub async fn run_results(self: &Arc<App>) -> Result<usize, String> {
         let receiver = self
             .finished_rx
             .lock()
@@ -219,9 +221,23 @@ impl App {
             return Err("tournaments already running".into());
         };
         let count = tournament::restore(self).await?;
+        match ratings::catch_up(self).await {
+            Ok(0) => {}
+            Ok(rated) => tracing::info!(rated, "rounds that ended unrated were rated"),
+            Err(e) => tracing::error!(error = %e, "unrated rounds not looked for"),
+        }
         let app = self.clone();
         tokio::spawn(async move {
-            while let Some((match_id, result)) = receiver.recv().await {
+            // One round at a time: ratings are updated in the order rounds end.
+            while let Some(finished) = receiver.recv().await {
+                let room::Finished {
+                    match_id,
+                    result,
+                    rated,
+                } = finished;
+                if let Some(rated) = &rated {
+                    ratings::rate(&app, &match_id, rated, &result).await;
+                }
                 app.tournaments.match_finished(&match_id, result);
             }
         });
@@ -248,6 +264,7 @@ impl App {
         for (session, name) in store.sessions().await.map_err(|e| e.to_string())? {
             self.accounts.add_session(session, &name);
         }
+        ratings::Ratings::load(self).await?;
         Ok(all.len())
     }
 
@@ -585,6 +602,18 @@ impl App {
 
     /// [`App::create_match`], for a tournament's board when `board` is given: its id and arbiter
     /// token are the tournament's choice (readable ids, one arbiter token for all).
+    /// Two different player accounts, and no house bot: a match that may be rated.
+    fn may_be_rated(&self, create: &CreateMatch) -> bool {
+        let player = |name: &Option<String>| {
+            name.as_deref().and_then(|name| self.accounts.kind_of(name))
+                == Some(AccountKind::Player)
+        };
+        create.house_bot.is_none()
+            && player(&create.accounts.p1)
+            && player(&create.accounts.p2)
+            && create.accounts.p1 != create.accounts.p2
+    }
+
     pub async fn open_match(
         &self,
         mut create: CreateMatch,
@@ -620,6 +649,16 @@ impl App {
                 }
             }
         }
+        if create.rated && !self.may_be_rated(&create) {
+            if board.is_none() {
+                return Err(CreateError::Invalid(
+                    "a rated match seats two different player accounts (bots are not rated)".into(),
+                ));
+            }
+            // A rated tournament's board with a bot, or an account not a player's: played
+            // unrated, as the tournament's own rules say.
+            create.rated = false;
+        }
         let mut config = MatchConfig::new(
             &create.game,
             create.variant.as_deref(),
@@ -630,6 +669,7 @@ impl App {
         )
         .map_err(CreateError::Invalid)?;
         config.house_bot = create.house_bot.map(|bot| bot.seat);
+        config.rated = create.rated;
         let (id, arbiter_token) = match board {
             Some(board) => {
                 config.tournament = Some(board.tournament);

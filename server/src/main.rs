@@ -281,7 +281,7 @@ async fn main() -> std::process::ExitCode {
         }
     }
     app.run_upkeep();
-    match app.run_tournaments().await {
+    match app.run_results().await {
         Ok(0) => {}
         Ok(count) => tracing::info!(count, "tournaments loaded"),
         Err(e) => {

@@ -13,6 +13,7 @@
 use std::str::FromStr;
 use std::time::{Duration, Instant};
 
+use hakem_round::rating::Rating;
 use serde::{Deserialize, Serialize};
 use sqlx::pool::PoolConnection;
 use sqlx::postgres::{PgPool, PgPoolOptions};
@@ -32,6 +33,7 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (4, include_str!("../migrations/0004_finished_matches.sql")),
     (5, include_str!("../migrations/0005_tournament_changes.sql")),
     (6, include_str!("../migrations/0006_logins.sql")),
+    (7, include_str!("../migrations/0007_ratings.sql")),
 ];
 
 /// Writes waiting for the writer; a full queue makes rooms wait (never drops an event).
@@ -80,6 +82,30 @@ pub struct MatchSpec {
     /// How far behind spectators see the match, if they do not see it live.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spectator_delay: Option<hakem_protocol::SpectatorDelay>,
+    /// The round's result changes the players' ratings.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub rated: bool,
+}
+
+/// One player of a rated round, as stored.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RatedPlayer {
+    pub account: String,
+    /// 1 a win, 0.5 a draw, 0 a loss.
+    pub score: f64,
+    pub after: Rating,
+}
+
+/// One rated round of an account.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RatingEntry {
+    #[serde(rename = "match")]
+    pub match_id: String,
+    pub pool: String,
+    pub score: f64,
+    pub rating: f64,
+    pub deviation: f64,
+    pub at_ms: u64,
 }
 
 /// A stored account.
@@ -601,6 +627,149 @@ impl Store {
             sqlx::query(&sql).bind(digest).execute(pool).await?;
         });
         Ok(())
+    }
+
+    /// Stores a rated round: each player's score and rating after it, in one transaction.
+    /// `false` (and nothing written) if the round was rated already.
+    pub async fn save_rated_round(
+        &self,
+        match_id: &str,
+        pool: &str,
+        players: &[RatedPlayer],
+        at_ms: u64,
+    ) -> Result<bool, StoreError> {
+        // The transaction's first statement writes: on SQLite a transaction that read first
+        // could not take the write lock once the writer had committed meanwhile.
+        let history = sql_for(
+            &self.db,
+            "INSERT INTO rating_history (match_id, account, pool, score, rating, deviation, at_ms) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (match_id, account) DO NOTHING",
+        );
+        let rating = sql_for(
+            &self.db,
+            "INSERT INTO ratings (account, pool, rating, deviation, volatility, rounds) \
+             VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (account, pool) DO UPDATE SET \
+             rating = excluded.rating, deviation = excluded.deviation, \
+             volatility = excluded.volatility, rounds = excluded.rounds",
+        );
+        Ok(on_db!(&self.db, pool_ => {
+            let mut tx = pool_.begin().await?;
+            let mut fresh = true;
+            for p in players {
+                let written = sqlx::query(&history)
+                    .bind(match_id)
+                    .bind(&p.account)
+                    .bind(pool)
+                    .bind(p.score)
+                    .bind(p.after.rating)
+                    .bind(p.after.deviation)
+                    .bind(at_ms as i64)
+                    .execute(&mut *tx)
+                    .await?
+                    .rows_affected();
+                if written == 0 {
+                    // Rated already: dropping the transaction takes back what it wrote.
+                    fresh = false;
+                    break;
+                }
+                sqlx::query(&rating)
+                    .bind(&p.account)
+                    .bind(pool)
+                    .bind(p.after.rating)
+                    .bind(p.after.deviation)
+                    .bind(p.after.volatility)
+                    .bind(i64::from(p.after.rounds))
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            if fresh {
+                tx.commit().await?;
+            }
+            fresh
+        }))
+    }
+
+    /// Every rating as (account, pool, rating); with `account`, that account's only.
+    pub async fn ratings(
+        &self,
+        account: Option<&str>,
+    ) -> Result<Vec<(String, String, Rating)>, StoreError> {
+        let filter = if account.is_some() {
+            "WHERE account = $1"
+        } else {
+            ""
+        };
+        let sql = sql_for(
+            &self.db,
+            &format!(
+                "SELECT account, pool, rating, deviation, volatility, rounds FROM ratings \
+                 {filter} ORDER BY account, pool"
+            ),
+        );
+        Ok(on_db!(&self.db, pool => {
+            let mut query = sqlx::query(&sql);
+            if let Some(account) = account {
+                query = query.bind(account);
+            }
+            let rows = query.fetch_all(pool).await?;
+            let mut out = Vec::with_capacity(rows.len());
+            for row in rows {
+                let rounds: i64 = row.try_get(5)?;
+                out.push((row.try_get(0)?, row.try_get(1)?, Rating {
+                    rating: row.try_get(2)?,
+                    deviation: row.try_get(3)?,
+                    volatility: row.try_get(4)?,
+                    rounds: u32::try_from(rounds).unwrap_or(u32::MAX),
+                }));
+            }
+            out
+        }))
+    }
+
+    /// An account's rated rounds, the latest first, at most `limit`.
+    pub async fn rating_history(
+        &self,
+        account: &str,
+        limit: u32,
+    ) -> Result<Vec<RatingEntry>, StoreError> {
+        let sql = sql_for(
+            &self.db,
+            "SELECT match_id, pool, score, rating, deviation, at_ms FROM rating_history \
+             WHERE account = $1 ORDER BY at_ms DESC, match_id DESC LIMIT $2",
+        );
+        Ok(on_db!(&self.db, pool => {
+            let rows = sqlx::query(&sql).bind(account).bind(i64::from(limit)).fetch_all(pool).await?;
+            let mut out = Vec::with_capacity(rows.len());
+            for row in rows {
+                let at_ms: i64 = row.try_get(5)?;
+                out.push(RatingEntry {
+                    match_id: row.try_get(0)?,
+                    pool: row.try_get(1)?,
+                    score: row.try_get(2)?,
+                    rating: row.try_get(3)?,
+                    deviation: row.try_get(4)?,
+                    at_ms: at_ms.max(0) as u64,
+                });
+            }
+            out
+        }))
+    }
+
+    /// Finished matches whose spec says rated and that no rating row counts yet (the server
+    /// stopped between a round's end and its rating), in the order they finished.
+    pub async fn unrated_finished(&self) -> Result<Vec<String>, StoreError> {
+        // The spec is JSON written by serde, where a rated match has `"rated":true`; the
+        // caller checks the spec itself.
+        let sql = "SELECT id FROM matches WHERE finished = 1 AND spec LIKE '%\"rated\":true%' \
+                   AND id NOT IN (SELECT match_id FROM rating_history) ORDER BY finished_ms, id";
+        Ok(on_db!(&self.db, pool => {
+            let rows = sqlx::query(sql).fetch_all(pool).await?;
+            let mut out = Vec::with_capacity(rows.len());
+            for row in rows {
+                out.push(row.try_get(0)?);
+            }
+            out
+        }))
     }
 
     /// Every session as (digest, account).
@@ -1180,6 +1349,7 @@ mod tests {
             house_bot: None,
             tournament: None,
             spectator_delay: None,
+            rated: false,
         }
     }
 

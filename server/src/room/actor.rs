@@ -712,7 +712,15 @@ impl Room {
         self.send_turn_states();
         if finished_now {
             if let (Some(sink), Some(result)) = (&self.finished, self.round.result()) {
-                let _ = sink.send((self.id.to_string(), result.clone()));
+                // Rated only if something was played here: a forfeit, a no-show or a round
+                // decided before its first move rates nobody.
+                let played = !self.round.sets().is_empty() || !self.round.moves().is_empty();
+                let _ = sink.send(super::Finished {
+                    match_id: self.id.to_string(),
+                    result: result.clone(),
+                    rated: super::Rated::of(self.round.config(), &self.tokens.accounts)
+                        .filter(|_| played),
+                });
             }
         }
         Ok(())

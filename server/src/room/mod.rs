@@ -149,6 +149,7 @@ pub fn spec_of(config: &MatchConfig, tokens: &Tokens) -> MatchSpec {
         house_bot: None,
         tournament: config.tournament.clone(),
         spectator_delay: None,
+        rated: config.rated,
     }
 }
 
@@ -165,6 +166,7 @@ pub fn config_of(spec: &MatchSpec) -> Result<MatchConfig, String> {
     config.untimed_ply_limit = spec.untimed_ply_limit;
     config.tournament = spec.tournament.clone();
     config.house_bot = spec.house_bot.map(|bot| bot.seat);
+    config.rated = spec.rated;
     Ok(config)
 }
 
@@ -232,8 +234,37 @@ impl Default for RoomSettings {
     }
 }
 
-/// Where a room reports the end of its round (a tournament records the result).
-pub type FinishSink = mpsc::UnboundedSender<(String, RoundResult)>;
+/// Where a room reports the end of its round (a tournament records the result, a rated
+/// match's players are rated).
+pub type FinishSink = mpsc::UnboundedSender<Finished>;
+
+/// A round that ended.
+#[derive(Clone, Debug)]
+pub struct Finished {
+    pub match_id: String,
+    pub result: RoundResult,
+    /// The rating pool and the two accounts, when the match is rated.
+    pub rated: Option<Rated>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rated {
+    pub pool: String,
+    pub accounts: PerSeat<String>,
+}
+
+impl Rated {
+    /// A rated match's pool and players, from its configuration and the accounts seated.
+    pub fn of(config: &MatchConfig, accounts: &PerSeat<Option<String>>) -> Option<Rated> {
+        if !config.rated {
+            return None;
+        }
+        Some(Rated {
+            pool: hakem_round::rating::pool(config.game.as_str(), config.variant),
+            accounts: PerSeat::new(accounts.p1.clone()?, accounts.p2.clone()?),
+        })
+    }
+}
 
 /// The room is no longer running (it retired): ask the server again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

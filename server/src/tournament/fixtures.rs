@@ -1,5 +1,5 @@
-//! What the tournament tests start from: a server on a store, a tournament to create, the
-//! organizer as caller.
+//! What the server's in-process tests start from: a server on a store, a tournament to
+//! create, the organizer as caller.
 
 use std::sync::Arc;
 
@@ -46,6 +46,7 @@ pub fn create(players: &[&str]) -> CreateTournament {
         max_half_byes: 1,
         bye_points: hakem_protocol::Points::ONE,
         spectator_delay: None,
+        rated: false,
     }
 }
 

@@ -38,6 +38,7 @@ pub(super) async fn open_matches(app: &App, t: &Tournament) {
             accounts: PerSeat::new(Some(a.account.clone()), Some(b.account.clone())),
             house_bot: None,
             spectator_delay: t.settings.spectator_delay,
+            rated: t.settings.rated,
         };
         let assigned = TournamentBoard {
             tournament: t.id.clone(),

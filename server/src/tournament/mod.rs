@@ -6,7 +6,7 @@
 //! data; [`link`] ties it to its matches.
 
 #[cfg(test)]
-mod fixtures;
+pub(crate) mod fixtures;
 mod link;
 mod owner;
 #[cfg(test)]

@@ -61,7 +61,7 @@ async fn commands_sent_at_once_are_taken_one_at_a_time_and_all_stored() {
     let again = server(&url).await;
     again.load_accounts().await.unwrap();
     again.restore_live_matches().await.unwrap();
-    assert_eq!(again.run_tournaments().await.unwrap(), 1);
+    assert_eq!(again.run_results().await.unwrap(), 1);
     let restored = again.tournaments.view(&id).unwrap();
     assert_eq!(
         serde_json::to_value(&restored.players).unwrap(),

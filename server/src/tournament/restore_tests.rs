@@ -56,7 +56,7 @@ async fn a_tournament_catches_up_with_its_matches_at_start() {
     let second = server(&url).await;
     second.load_accounts().await.unwrap();
     second.restore_live_matches().await.unwrap();
-    assert_eq!(second.run_tournaments().await.unwrap(), 1);
+    assert_eq!(second.run_results().await.unwrap(), 1);
     let view = second.tournaments.view(&id).unwrap();
     assert_eq!(view.pairings[0].boards[0].result.as_deref(), Some("0-1"));
     assert_eq!(view.pairings[0].boards[1].result, None);
@@ -66,7 +66,7 @@ async fn a_tournament_catches_up_with_its_matches_at_start() {
     let names = recreated.summary().players;
     let p1 = &view.players[boards[1].p1 as usize - 1].name;
     assert_eq!(&names.p1, p1);
-    assert!(second.run_tournaments().await.is_err(), "only once");
+    assert!(second.run_results().await.is_err(), "only once");
     let _ = std::fs::remove_file(&path);
 }
 
@@ -95,7 +95,7 @@ async fn a_change_that_cannot_be_replayed_leaves_the_tournament_out_untouched() 
 
     let second = server(&url).await;
     second.load_accounts().await.unwrap();
-    assert_eq!(second.run_tournaments().await.unwrap(), 0);
+    assert_eq!(second.run_results().await.unwrap(), 0);
     assert!(second.tournaments.view(&created.id).is_err());
     // Its rows are as they were, for someone to look at.
     assert_eq!(changes_of(&url, &created.id).await, next);
