@@ -267,6 +267,21 @@ pub enum ClientMessage {
         name: String,
         status: AccountStatus,
     },
+    /// An account offers a casual game in the lobby (`seek_posted`); it stays open until
+    /// someone accepts it, the account cancels it, or its last connection closes.
+    Seek(NewSeek),
+    CancelSeek {
+        seek: String,
+    },
+    /// Takes an open seek: the match is created with both accounts seated (each is told
+    /// `your_match`); the reply is an `ack` naming the match.
+    AcceptSeek {
+        seek: String,
+    },
+    /// The open seeks (`lobby`), then `seek_added` and `seek_removed` as they change, until
+    /// `unwatch_lobby`.
+    WatchLobby,
+    UnwatchLobby,
     /// Take a seat (with `seat_token`) or arbitrate (with `arbiter_token`).
     Join {
         #[serde(rename = "match")]
@@ -511,6 +526,11 @@ impl ClientMessage {
         "logout",
         "change_password",
         "set_account_status",
+        "seek",
+        "cancel_seek",
+        "accept_seek",
+        "watch_lobby",
+        "unwatch_lobby",
         "join",
         "watch",
         "leave",
@@ -558,6 +578,11 @@ impl ClientMessage {
             | Logout
             | ChangePassword { .. }
             | SetAccountStatus { .. }
+            | Seek(_)
+            | CancelSeek { .. }
+            | AcceptSeek { .. }
+            | WatchLobby
+            | UnwatchLobby
             | ListMatches { .. }
             | CreateTournament(_)
             | AddPlayers { .. }
@@ -641,8 +666,11 @@ pub(crate) fn default_sets() -> u8 {
 }
 
 pub(crate) fn default_warnings_limit() -> u8 {
-    3
+    DEFAULT_WARNINGS_LIMIT
 }
+
+/// Warnings that lose the round, unless a match says otherwise.
+pub const DEFAULT_WARNINGS_LIMIT: u8 = 3;
 
 pub(crate) fn default_clock() -> Option<ClockConfig> {
     Some(ClockConfig::default())
@@ -818,6 +846,28 @@ pub enum ServerMessage {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         token: Option<String>,
     },
+    /// The seek just posted.
+    SeekPosted {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        re: Option<RequestId>,
+        seek: SeekView,
+    },
+    /// The open seeks, oldest first (the answer to `watch_lobby`).
+    Lobby {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        re: Option<RequestId>,
+        seeks: Vec<SeekView>,
+    },
+    /// To lobby watchers: a new seek.
+    SeekAdded {
+        seek: SeekView,
+    },
+    /// To lobby watchers: a seek is gone; `match` when it was accepted.
+    SeekRemoved {
+        seek: String,
+        #[serde(rename = "match", default, skip_serializing_if = "Option::is_none")]
+        match_id: Option<String>,
+    },
     /// A session token for the account, shown only here.
     LoggedIn {
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -932,6 +982,8 @@ impl ServerMessage {
             | AccountCreated { re, .. }
             | Registered { re, .. }
             | LoggedIn { re, .. }
+            | SeekPosted { re, .. }
+            | Lobby { re, .. }
             | MatchCreated { re, .. }
             | Matches { re, .. }
             | Ack { re, .. }
@@ -942,7 +994,13 @@ impl ServerMessage {
             | AssistantAdded { re, .. }
             | Trf { re, .. } => re.as_ref(),
             Error(error) => error.re.as_ref(),
-            Welcome { .. } | YourMatch { .. } | State(_) | Event(_) | Events { .. } => None,
+            Welcome { .. }
+            | YourMatch { .. }
+            | SeekAdded { .. }
+            | SeekRemoved { .. }
+            | State(_)
+            | Event(_)
+            | Events { .. } => None,
         }
     }
 }
@@ -954,6 +1012,37 @@ pub enum AccountKind {
     #[default]
     Player,
     Bot,
+}
+
+/// A seek as a client sends it: the game it offers.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NewSeek {
+    pub game: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variant: Option<String>,
+    #[serde(default = "default_sets")]
+    pub sets: u8,
+    /// `null`: untimed.
+    #[serde(default = "default_clock", skip_serializing_if = "is_default_clock")]
+    pub clock: Option<ClockConfig>,
+    /// Both players' ratings change (two player accounts).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub rated: bool,
+}
+
+/// An open seek in the lobby.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SeekView {
+    pub seek: String,
+    /// The account that posted it.
+    pub account: String,
+    pub game: String,
+    pub variant: String,
+    pub sets: u8,
+    pub clock: Option<ClockConfig>,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub rated: bool,
+    pub created_ms: u64,
 }
 
 /// Whether an account may be used.

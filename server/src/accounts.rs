@@ -246,12 +246,14 @@ impl Accounts {
             .push((conn, outbox, session));
     }
 
-    pub fn detach(&self, name: &str, conn: ConnId) {
+    /// A connection of `name` closed; `true` if it was the account's last.
+    pub fn detach(&self, name: &str, conn: ConnId) -> bool {
         if let Some(mut connections) = self.connections.get_mut(name) {
             connections.retain(|(c, _, _)| *c != conn);
         }
         self.connections
-            .remove_if(name, |_, connections| connections.is_empty());
+            .remove_if(name, |_, connections| connections.is_empty())
+            .is_some()
     }
 
     /// `name` holds a seat: remember it and tell its open connections.

@@ -12,6 +12,7 @@ pub mod guard;
 mod house_bot;
 pub mod http;
 mod listen;
+mod lobby;
 mod logins;
 mod memory;
 mod outbox;
@@ -58,6 +59,7 @@ pub struct App {
     /// Login attempts per account.
     attempts: logins::Attempts,
     ratings: ratings::Ratings,
+    lobby: lobby::Lobby,
     tournaments: tournament::Tournaments,
     archive: archive::Cache,
     analyses: analysis::Analyses,
@@ -171,6 +173,7 @@ impl App {
             accounts: Accounts::default(),
             attempts: logins::Attempts::default(),
             ratings: ratings::Ratings::default(),
+            lobby: lobby::Lobby::default(),
             tournaments: tournament::Tournaments::default(),
             archive: archive::Cache::default(),
             analyses: analysis::Analyses::default(),

@@ -64,6 +64,7 @@ pub async fn serve(
         token: None,
         account: None,
         session: None,
+        lobby: None,
         joined: HashMap::new(),
         watching: HashMap::new(),
         batch: false,
@@ -432,6 +433,8 @@ struct Session {
     account: Option<String>,
     /// The digest of the session token `hello` gave, if it was a session's (for `logout`).
     session: Option<String>,
+    /// The task that forwards the lobby's changes, after `watch_lobby`.
+    lobby: Option<tokio::task::AbortHandle>,
     joined: HashMap<String, Joined>,
     /// Tournaments followed with `watch_tournament`: the task that forwards each new view.
     watching: HashMap<String, tokio::task::AbortHandle>,
@@ -659,6 +662,37 @@ impl Session {
                     Err(e) => self.error(re, e.code, e.message),
                 }
             }
+            ClientMessage::Seek(seek) => {
+                let Some((name, kind)) = self.account_kind() else {
+                    return self.error(re, ErrorCode::Forbidden, "seeks are for accounts: log in");
+                };
+                match self
+                    .app
+                    .lobby
+                    .post(&name, kind, seek, crate::wall_clock_ms())
+                {
+                    Ok(seek) => self.send(&ServerMessage::SeekPosted { re, seek }),
+                    Err((code, message)) => self.error(re, code, message),
+                }
+            }
+            ClientMessage::CancelSeek { seek } => {
+                let Some((name, _)) = self.account_kind() else {
+                    return self.error(re, ErrorCode::Forbidden, "seeks are for accounts: log in");
+                };
+                match self.app.lobby.cancel(&name, &seek) {
+                    Ok(()) => self.ack(re),
+                    Err((code, message)) => self.error(re, code, message),
+                }
+            }
+            ClientMessage::AcceptSeek { seek } => self.accept_seek(re, &seek).await,
+            ClientMessage::WatchLobby => self.watch_lobby(re),
+            ClientMessage::UnwatchLobby => match self.lobby.take() {
+                Some(task) => {
+                    task.abort();
+                    self.ack(re);
+                }
+                None => self.error(re, ErrorCode::BadRequest, "not watching the lobby"),
+            },
             ClientMessage::CreateTournament(create) => {
                 if !self.is_organizer() {
                     self.error(
@@ -937,6 +971,86 @@ impl Session {
             );
             self.account = Some(holder.name);
             self.session = holder.session;
+        }
+    }
+
+    /// The account this connection speaks for, with its kind.
+    fn account_kind(&self) -> Option<(String, AccountKind)> {
+        let name = self.account.clone()?;
+        let kind = self.app.accounts.kind_of(&name)?;
+        Some((name, kind))
+    }
+
+    /// Takes a seek and creates its match, the seats drawn by lot; both accounts are told
+    /// `your_match`.
+    async fn accept_seek(&mut self, re: Option<RequestId>, id: &str) {
+        let Some((name, kind)) = self.account_kind() else {
+            return self.error(re, ErrorCode::Forbidden, "seeks are for accounts: log in");
+        };
+        let seek = match self.app.lobby.take(&name, kind, id) {
+            Ok(seek) => seek,
+            Err((code, message)) => return self.error(re, code, message),
+        };
+        let mut create = CreateMatch::new(&seek.game);
+        create.variant = Some(seek.variant.clone());
+        create.sets = seek.sets;
+        create.clock = seek.clock;
+        create.rated = seek.rated;
+        let (poster, taker) = (Some(seek.account.clone()), Some(name));
+        create.accounts = if crate::tokens::coin() {
+            hakem_protocol::PerSeat::new(poster, taker)
+        } else {
+            hakem_protocol::PerSeat::new(taker, poster)
+        };
+        match self.app.open_match(create, None).await {
+            Ok(created) => {
+                self.app.lobby.matched(&seek, &created.match_id);
+                self.send(&ServerMessage::Ack {
+                    re,
+                    match_id: Some(created.match_id),
+                    seq: None,
+                });
+            }
+            Err(e) => {
+                self.app.lobby.give_back(seek);
+                let (code, message) = match e {
+                    crate::CreateError::Invalid(m) => (ErrorCode::BadRequest, m),
+                    crate::CreateError::Store(m) => (ErrorCode::Internal, m),
+                };
+                self.error(re, code, message);
+            }
+        }
+    }
+
+    /// Sends the open seeks, then each change (the whole list again when this connection
+    /// fell too far behind).
+    fn watch_lobby(&mut self, re: Option<RequestId>) {
+        let (seeks, mut changes) = self.app.lobby.watch();
+        self.send(&ServerMessage::Lobby { re, seeks });
+        let outbox = self.outbox.clone();
+        let app = self.app.clone();
+        let task = tokio::spawn(async move {
+            loop {
+                let message = match changes.recv().await {
+                    Ok(crate::lobby::Change::Added(seek)) => ServerMessage::SeekAdded { seek },
+                    Ok(crate::lobby::Change::Removed { seek, match_id }) => {
+                        ServerMessage::SeekRemoved { seek, match_id }
+                    }
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                        ServerMessage::Lobby {
+                            re: None,
+                            seeks: app.lobby.snapshot(),
+                        }
+                    }
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
+                };
+                if !outbox.send_message(&message) {
+                    break;
+                }
+            }
+        });
+        if let Some(old) = self.lobby.replace(task.abort_handle()) {
+            old.abort();
         }
     }
 
@@ -1243,8 +1357,14 @@ impl Session {
         for (_, task) in self.watching.drain() {
             task.abort();
         }
+        if let Some(task) = self.lobby.take() {
+            task.abort();
+        }
         if let Some(name) = self.account.take() {
-            self.app.accounts.detach(&name, self.conn);
+            if self.app.accounts.detach(&name, self.conn) {
+                // A seek waits for a player who is there to play it.
+                self.app.lobby.leave(&name);
+            }
         }
         for (_, joined) in self.joined.drain() {
             if let Some(room) = joined.room {

@@ -31,6 +31,13 @@ fn fill(bytes: &mut [u8]) {
     getrandom::fill(bytes).expect("the operating system's random generator is unavailable");
 }
 
+/// A fair coin from the operating system's generator.
+pub fn coin() -> bool {
+    let mut byte = [0u8];
+    fill(&mut byte);
+    byte[0] % 2 == 0
+}
+
 /// Compares a presented token with the real one without leaking, through timing, how much of
 /// it matched.
 pub fn same_token(real: &str, presented: &str) -> bool {

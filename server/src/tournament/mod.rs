@@ -422,9 +422,9 @@ fn off_the_runtime<T>(work: impl FnOnce() -> T) -> T {
     }
 }
 
-/// A fair coin from the operating system's generator.
+/// The colour lot, drawn fairly.
 fn draw_lot() -> Seat {
-    if new_token().as_bytes()[0] % 2 == 0 {
+    if crate::tokens::coin() {
         Seat::P1
     } else {
         Seat::P2

@@ -1,0 +1,193 @@
+//! The lobby: accounts' open offers of a casual game (seeks). A seek lasts until another
+//! account accepts it (the match is then created with both seated), its poster cancels it, or
+//! the poster's last connection closes. Watchers are told each change as it happens.
+
+use std::sync::Mutex;
+
+use hakem_protocol::{AccountKind, ErrorCode, NewSeek, PerSeat, SeekView, DEFAULT_WARNINGS_LIMIT};
+use hakem_round::MatchConfig;
+use tokio::sync::broadcast;
+
+use crate::tokens::new_id;
+
+/// Open seeks one account may have at once.
+pub const SEEKS_PER_ACCOUNT: usize = 3;
+/// Open seeks in all: the lobby stays a list a person can read.
+pub const MAX_SEEKS: usize = 1000;
+
+/// A change of the lobby, as watchers are told it.
+#[derive(Clone, Debug)]
+pub enum Change {
+    Added(SeekView),
+    Removed {
+        seek: String,
+        match_id: Option<String>,
+    },
+}
+
+pub struct Lobby {
+    /// Oldest first.
+    seeks: Mutex<Vec<SeekView>>,
+    changes: broadcast::Sender<Change>,
+}
+
+impl Default for Lobby {
+    fn default() -> Lobby {
+        Lobby {
+            seeks: Mutex::new(Vec::new()),
+            // A watcher this far behind is sent the whole lobby again.
+            changes: broadcast::channel(256).0,
+        }
+    }
+}
+
+/// Why the lobby said no.
+pub type Refused = (ErrorCode, String);
+
+fn refused(code: ErrorCode, message: impl Into<String>) -> Refused {
+    (code, message.into())
+}
+
+impl Lobby {
+    fn seeks(&self) -> std::sync::MutexGuard<'_, Vec<SeekView>> {
+        // A panic while holding the lock leaves a list that is still a valid list.
+        self.seeks
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The open seeks, and the changes from then on.
+    pub fn watch(&self) -> (Vec<SeekView>, broadcast::Receiver<Change>) {
+        let seeks = self.seeks();
+        // Subscribed under the lock: no change falls between the list and the first change.
+        (seeks.clone(), self.changes.subscribe())
+    }
+
+    pub fn snapshot(&self) -> Vec<SeekView> {
+        self.seeks().clone()
+    }
+
+    /// `account` offers a game.
+    pub fn post(
+        &self,
+        account: &str,
+        kind: AccountKind,
+        seek: NewSeek,
+        now_ms: u64,
+    ) -> Result<SeekView, Refused> {
+        let config = MatchConfig::new(
+            &seek.game,
+            seek.variant.as_deref(),
+            seek.sets,
+            seek.clock,
+            DEFAULT_WARNINGS_LIMIT,
+            PerSeat::default(),
+        )
+        .map_err(|m| refused(ErrorCode::BadRequest, m))?;
+        if seek.rated && kind != AccountKind::Player {
+            return Err(refused(ErrorCode::BadRequest, "bots are not rated"));
+        }
+        let view = SeekView {
+            seek: new_id(),
+            account: account.to_string(),
+            game: config.game.as_str().to_string(),
+            variant: config.variant.to_string(),
+            sets: config.sets,
+            clock: config.clock,
+            rated: seek.rated,
+            created_ms: now_ms,
+        };
+        let mut seeks = self.seeks();
+        if seeks.iter().filter(|s| s.account == account).count() >= SEEKS_PER_ACCOUNT {
+            return Err(refused(
+                ErrorCode::RateLimited,
+                format!("an account has at most {SEEKS_PER_ACCOUNT} open seeks"),
+            ));
+        }
+        if seeks.len() >= MAX_SEEKS {
+            return Err(refused(
+                ErrorCode::RateLimited,
+                "the lobby is full: accept a seek, or try again later",
+            ));
+        }
+        seeks.push(view.clone());
+        let _ = self.changes.send(Change::Added(view.clone()));
+        Ok(view)
+    }
+
+    /// `account` withdraws its seek.
+    pub fn cancel(&self, account: &str, id: &str) -> Result<(), Refused> {
+        let mut seeks = self.seeks();
+        let Some(i) = seeks.iter().position(|s| s.seek == id) else {
+            return Err(no_seek(id));
+        };
+        if seeks[i].account != account {
+            return Err(refused(
+                ErrorCode::Forbidden,
+                "that seek is another account's",
+            ));
+        }
+        seeks.remove(i);
+        let _ = self.changes.send(Change::Removed {
+            seek: id.to_string(),
+            match_id: None,
+        });
+        Ok(())
+    }
+
+    /// `account` takes a seek (to create its match); [`Lobby::matched`] or [`Lobby::give_back`]
+    /// follows.
+    pub fn take(&self, account: &str, kind: AccountKind, id: &str) -> Result<SeekView, Refused> {
+        let mut seeks = self.seeks();
+        let Some(i) = seeks.iter().position(|s| s.seek == id) else {
+            return Err(no_seek(id));
+        };
+        if seeks[i].account == account {
+            return Err(refused(ErrorCode::BadRequest, "that seek is your own"));
+        }
+        if seeks[i].rated && kind != AccountKind::Player {
+            return Err(refused(ErrorCode::BadRequest, "bots are not rated"));
+        }
+        Ok(seeks.remove(i))
+    }
+
+    /// A taken seek became `match_id`.
+    pub fn matched(&self, seek: &SeekView, match_id: &str) {
+        let _ = self.changes.send(Change::Removed {
+            seek: seek.seek.clone(),
+            match_id: Some(match_id.to_string()),
+        });
+    }
+
+    /// A taken seek whose match could not be created is open again, where it was.
+    pub fn give_back(&self, seek: SeekView) {
+        let mut seeks = self.seeks();
+        let at = seeks
+            .iter()
+            .position(|s| s.created_ms > seek.created_ms)
+            .unwrap_or(seeks.len());
+        seeks.insert(at, seek);
+    }
+
+    /// `account`'s last connection closed: its seeks go.
+    pub fn leave(&self, account: &str) {
+        let mut seeks = self.seeks();
+        seeks.retain(|s| {
+            let keep = s.account != account;
+            if !keep {
+                let _ = self.changes.send(Change::Removed {
+                    seek: s.seek.clone(),
+                    match_id: None,
+                });
+            }
+            keep
+        });
+    }
+}
+
+fn no_seek(id: &str) -> Refused {
+    refused(
+        ErrorCode::BadRequest,
+        format!("no open seek {id:?} (taken, cancelled, or its poster left)"),
+    )
+}

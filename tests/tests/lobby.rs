@@ -1,0 +1,148 @@
+//! The lobby: an account posts a seek, watchers see it come and go, another account accepts it
+//! and both are seated in the match it becomes; seeks are bounded, checked, and go with their
+//! poster.
+
+use hakem_blackbox::{Client, Server};
+use serde_json::{json, Value};
+
+const ORGANIZER: &str = "organizer-secret";
+
+/// An account's token, made by the organizer.
+async fn account(organizer: &mut Client, name: &str, kind: &str) -> String {
+    let created = organizer
+        .request(json!({"type": "create_account", "name": name, "kind": kind}))
+        .await;
+    created["token"].as_str().unwrap().to_string()
+}
+
+async fn seek(client: &mut Client, fields: Value) -> Value {
+    let mut message = json!({"type": "seek"});
+    for (key, value) in fields.as_object().unwrap() {
+        message[key] = value.clone();
+    }
+    client.request(message).await
+}
+
+#[tokio::test]
+async fn a_seek_is_seen_accepted_and_becomes_a_match_with_both_seated() {
+    let server = Server::start();
+    let mut organizer = Client::connect(&server, "organizer", Some(ORGANIZER)).await;
+    let ayse_token = account(&mut organizer, "ayse", "player").await;
+    let bora_token = account(&mut organizer, "bora", "player").await;
+    let robo_token = account(&mut organizer, "robo", "bot").await;
+    let mut ayse = Client::connect(&server, "ayse", Some(&ayse_token)).await;
+    let mut bora = Client::connect(&server, "bora", Some(&bora_token)).await;
+    let mut robo = Client::connect(&server, "robo", Some(&robo_token)).await;
+    let mut watcher = Client::connect(&server, "watcher", None).await;
+
+    let lobby = watcher.request(json!({"type": "watch_lobby"})).await;
+    assert_eq!(
+        lobby,
+        json!({"type": "lobby", "re": lobby["re"], "seeks": []})
+    );
+    // A guest watches but does not seek.
+    watcher
+        .refused(json!({"type": "seek", "game": "pente"}), "forbidden")
+        .await;
+
+    // Malformed and unknown offers change nothing.
+    for bad in [
+        json!({"game": "chess"}),
+        json!({"game": "pentago", "variant": "nine"}),
+        json!({"game": "pentago", "sets": 0}),
+        json!({"game": "pentago", "clock": {"initial_ms": 0, "increment_ms": 0}}),
+    ] {
+        let reply = seek(&mut ayse, bad.clone()).await;
+        assert_eq!(reply["code"], "bad_request", "{bad} -> {reply}");
+    }
+    let reply = seek(&mut robo, json!({"game": "pente", "rated": true})).await;
+    assert_eq!(reply["code"], "bad_request", "bots are not rated: {reply}");
+
+    let posted = seek(
+        &mut ayse,
+        json!({"game": "pentago", "sets": 3, "clock": {"initial_ms": 300000, "increment_ms": 0}, "rated": true}),
+    )
+    .await;
+    assert_eq!(posted["type"], "seek_posted", "{posted}");
+    let offer = posted["seek"].clone();
+    assert_eq!(offer["account"], "ayse");
+    assert_eq!(offer["variant"], "tr");
+    assert_eq!(offer["rated"], true);
+    let added = watcher.find(|f| f["type"] == "seek_added").await;
+    assert_eq!(added["seek"], offer);
+
+    // Three open seeks an account at most; a cancelled one is gone for everyone.
+    let second = seek(&mut ayse, json!({"game": "pente"})).await["seek"]["seek"].clone();
+    seek(&mut ayse, json!({"game": "quoridor"})).await;
+    let fourth = seek(&mut ayse, json!({"game": "pente"})).await;
+    assert_eq!(fourth["code"], "rate_limited", "{fourth}");
+    bora.refused(json!({"type": "cancel_seek", "seek": second}), "forbidden")
+        .await;
+    ayse.accepted(json!({"type": "cancel_seek", "seek": second}))
+        .await;
+    let removed = watcher
+        .find(|f| f["type"] == "seek_removed" && f["seek"] == second)
+        .await;
+    assert!(removed.get("match").is_none(), "{removed}");
+    let now = watcher.request(json!({"type": "watch_lobby"})).await;
+    assert_eq!(now["seeks"].as_array().unwrap().len(), 2, "{now}");
+
+    // Not one's own, and not a bot for a rated game.
+    ayse.refused(
+        json!({"type": "accept_seek", "seek": offer["seek"]}),
+        "bad_request",
+    )
+    .await;
+    robo.refused(
+        json!({"type": "accept_seek", "seek": offer["seek"]}),
+        "bad_request",
+    )
+    .await;
+
+    let accepted = bora
+        .accepted(json!({"type": "accept_seek", "seek": offer["seek"]}))
+        .await;
+    let match_id = accepted["match"].as_str().unwrap().to_string();
+    let gone = watcher
+        .find(|f| f["type"] == "seek_removed" && f["seek"] == offer["seek"])
+        .await;
+    assert_eq!(gone["match"], match_id.as_str());
+    let ayse_seat = ayse
+        .find(|f| f["type"] == "your_match" && f["match"] == match_id.as_str())
+        .await;
+    let bora_seat = bora
+        .find(|f| f["type"] == "your_match" && f["match"] == match_id.as_str())
+        .await;
+    assert_ne!(ayse_seat["seat"], bora_seat["seat"], "one seat each");
+    let state = server.match_state(&match_id);
+    assert_eq!(state["rated"], true, "{state}");
+    assert_eq!(state["clock"]["initial_ms"], 300000, "{state}");
+    let names = [
+        &state["players"]["p1"]["name"],
+        &state["players"]["p2"]["name"],
+    ];
+    assert!(names.contains(&&json!("ayse")) && names.contains(&&json!("bora")));
+    bora.refused(
+        json!({"type": "accept_seek", "seek": offer["seek"]}),
+        "bad_request",
+    )
+    .await;
+
+    // The seeks go with their poster's last connection.
+    let mut ayse_again = Client::connect(&server, "ayse again", Some(&ayse_token)).await;
+    ayse.close().await;
+    ayse_again.request(json!({"type": "ping"})).await;
+    let still = watcher.request(json!({"type": "watch_lobby"})).await;
+    assert_eq!(still["seeks"].as_array().unwrap().len(), 1, "{still}");
+    ayse_again.close().await;
+    watcher
+        .find(|f| f["type"] == "seek_removed" && f["match"].is_null())
+        .await;
+    let empty = watcher.request(json!({"type": "watch_lobby"})).await;
+    assert_eq!(empty["seeks"], json!([]), "{empty}");
+
+    watcher.accepted(json!({"type": "unwatch_lobby"})).await;
+    watcher
+        .refused(json!({"type": "unwatch_lobby"}), "bad_request")
+        .await;
+}
