@@ -34,11 +34,11 @@ export function missingBrowser() {
  * A test file's server and browser: started before its tests (then `ready(bed)`, for more
  * setup) and stopped after them. `bed.skip` is the tests' skip option (no browser here).
  */
-export function testBed(ready = async () => {}) {
+export function testBed(ready = async () => {}, serverArgs = []) {
   const bed = { skip: missingBrowser() || false, server: null, browser: null };
   before(async () => {
     if (bed.skip) return;
-    bed.server = await startServer();
+    bed.server = await startServer(serverArgs);
     bed.browser = await launchBrowser();
     await ready(bed);
   });
@@ -81,12 +81,12 @@ export async function shoot(page, name, { docs = false, tick = 0, blur = false }
  * Starts hakem-server on 127.0.0.1:0 and reads its address from the first stdout line. It runs
  * in a fresh temporary folder with its own SQLite database there, removed when it stops.
  */
-export async function startServer() {
+export async function startServer(args = []) {
   if (!existsSync(SERVER_BIN)) {
     throw new Error(`${SERVER_BIN} is missing: run \`cargo build -p hakem-server\` (or set HAKEM_SERVER_BIN)`);
   }
   const dir = mkdtempSync(join(tmpdir(), "hakem-web-tests-"));
-  const child = spawn(SERVER_BIN, ["--listen", "127.0.0.1:0", "--admin-token", ORGANIZER_TOKEN], {
+  const child = spawn(SERVER_BIN, ["--listen", "127.0.0.1:0", "--admin-token", ORGANIZER_TOKEN, ...args], {
     cwd: dir,
     env: { ...process.env, HAKEM_LOG: "warn", HAKEM_DATABASE: `sqlite://${join(dir, "hakem.db")}` },
     stdio: ["ignore", "pipe", "inherit"],

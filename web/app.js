@@ -1,9 +1,11 @@
 // hakem web client: routes by the URL's fragment to the lobby (`#/`), a match page
-// (`#/match/ID`) or a tournament page (`#/tournament/ID`), and keeps the language switch and
+// (`#/match/ID`), a tournament page (`#/tournament/ID`), a replay (`#/replay/ID`), a player's
+// page (`#/player`) or the account page (`#/account`), and keeps the language switch and
 // the connection banner. Everything a page shows comes from the server (protocol v1 with the
 // `batch` and `boards` extensions, and the read-only HTTP API); no page keeps rules of its own.
 
 import { t, lang, setLang, onLangChange } from "./i18n.js";
+import { AccountView } from "./account.js";
 import { LobbyView } from "./lobby.js";
 import { MatchView } from "./match.js";
 import { PlayerView } from "./player.js";
@@ -53,6 +55,7 @@ function parseHash() {
   const m = /^\/match\/([^/]+)$/.exec(path);
   if (m) return { name: "match", id: decodeURIComponent(m[1]), params };
   if (path === "/player") return { name: "player", params };
+  if (path === "/account") return { name: "account", params };
   const rm = /^\/replay\/([^/]+)$/.exec(path);
   if (rm) return { name: "replay", id: decodeURIComponent(rm[1]), params };
   const tm = /^\/tournament\/([^/]+)$/.exec(path);
@@ -69,6 +72,7 @@ function route() {
   else if (where.name === "tournament") view = new TournamentView(where.id, where.params);
   else if (where.name === "replay") view = new ReplayView(where.id);
   else if (where.name === "player") view = new PlayerView(where.params);
+  else if (where.name === "account") view = new AccountView();
   else view = new LobbyView();
 }
 

@@ -5,14 +5,15 @@ import { t } from "./i18n.js";
 import { el } from "./board.js";
 import { describeError, points, sideWords, tournamentStatus } from "./words.js";
 import { announce, conn, handoff, main, other, showAlert, unchanged } from "./ui.js";
+import { storedSession } from "./account.js";
 
-const GAMES = {
+export const GAMES = {
   pentago: ["tr", "classic"],
   quoridor: ["standard"],
   pente: ["tournament", "free"],
 };
 
-const CLOCKS = {
+export const CLOCKS = {
   "5": { initial_ms: 300000, increment_ms: 0 },
   "10": { initial_ms: 600000, increment_ms: 0 },
   "15": { initial_ms: 900000, increment_ms: 0 },
@@ -187,8 +188,14 @@ export class LobbyView {
       el("h2", { id: "tournaments-heading", text: t("tournaments_heading") }),
       this.tournamentList,
     ]);
+    const session = storedSession();
     main.replaceChildren(
       el("h1", { class: "page-title", text: t("lobby_title") }),
+      el("p", { class: "account-line" }, [
+        session
+          ? el("a", { href: "#/player", id: "account-link", text: t("account_as_link", { name: session.name }) })
+          : el("a", { href: "#/account", id: "account-link", text: t("account_link") }),
+      ]),
       el("div", { class: "lobby" }, [el("div", { class: "col" }, [form, this.createdBox]), el("div", { class: "col" }, [tournaments, live])]),
     );
     this.paintOpponent();

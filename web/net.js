@@ -170,6 +170,11 @@ export function fetchTournaments() {
   return getJson("/api/tournaments", "internal");
 }
 
+/** A player's ratings and rated rounds (`/api/players/NAME`). */
+export function fetchProfile(name) {
+  return getJson(`/api/players/${encodeURIComponent(name)}`, "unknown_account");
+}
+
 /** Where the FIDE TRF of a tournament's completed rounds is served. */
 export function trfUrl(id) {
   return `/api/tournaments/${encodeURIComponent(id)}/trf`;

@@ -31,6 +31,7 @@ const JS: &str = "text/javascript; charset=utf-8";
 const ASSETS: &[Asset] = &[
     asset!("index.html", "text/html; charset=utf-8"),
     asset!("style.css", "text/css; charset=utf-8"),
+    asset!("account.js", JS),
     asset!("app.js", JS),
     asset!("board.js", JS),
     asset!("desk.js", JS),
