@@ -1,6 +1,7 @@
 // Accounts in the browser: a player registers, lands on their page (their matches, ratings and
 // the lobby's seeks), posts a seek; another registers and accepts it; both are seated and told
-// "your match is ready". A wrong password is said in words; logging out forgets the session.
+// "your match is ready"; a challenge is seen and accepted by the one challenged. A wrong
+// password is said in words; logging out forgets the session.
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -72,6 +73,18 @@ test("register, post a seek, another player accepts it: both are seated", { skip
     await page.waitForSelector("p#seeks.empty");
   }
   assert.ok((await announcements(ayse)).some((line) => line === "Your Pentago match is ready."));
+
+  // A challenge: Bora offers Ayşe a game that only she sees, and she accepts it.
+  await bora.selectOption("#seek-game", "pente:tournament");
+  await bora.fill("#seek-to", "ayse");
+  await bora.click("#seek-button");
+  await ayse.waitForSelector("#seeks li");
+  assert.match(await ayse.textContent("#seeks li span"), /^bora challenges you: Pente/);
+  assert.match(await bora.textContent("#seeks li span"), /^ayse oyuncusuna meydan okumanız: Pente/);
+  await ayse.click("#seeks li button");
+  await ayse.waitForFunction(() => document.querySelectorAll("#player-matches li").length === 2);
+  await bora.waitForFunction(() => document.querySelectorAll("#player-matches li").length === 2);
+
   const link = await ayse.getAttribute("#player-matches li a", "href");
   assert.match(link, /^#\/match\/[^?]+\?seat=[0-9a-f]{32}$/);
   await ayse.click("#player-matches li a");

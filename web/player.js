@@ -92,7 +92,8 @@ export class PlayerView {
     const [game, variant] = form.querySelector("[name=game]").value.split(":");
     const clock = CLOCKS[form.querySelector("[name=clock]").value];
     const rated = form.querySelector("[name=rated]").checked;
-    await this.ask({ type: "seek", game, variant, sets: 3, clock, rated }, t("seek_posted"));
+    const to = form.querySelector("[name=to]").value.trim() || undefined;
+    await this.ask({ type: "seek", game, variant, sets: 3, clock, rated, to }, t(to ? "seek_challenged" : "seek_posted", { to }));
   }
 
   async ask(message, done) {
@@ -208,7 +209,9 @@ export class PlayerView {
   seeksCard() {
     const items = this.seeks.map((s) => {
       const own = s.account === this.name;
-      const what = t("seek_line", {
+      const line = !s.to ? "seek_line" : s.to === this.name ? "seek_line_challenges_you" : "seek_line_challenge";
+      const what = t(line, {
+        to: s.to,
         who: s.account,
         game: t(`game_${s.game}`),
         variant: t(`variant_${s.game}_${s.variant}`),
@@ -231,6 +234,11 @@ export class PlayerView {
           el("label", { for: "seek-clock", text: t("field_clock") }),
           el("select", { id: "seek-clock", name: "clock" }, Object.keys(CLOCKS).map((k) => el("option", { value: k, text: t(`clock_${k.replace("+", "_")}`) }))),
         ]),
+      ]),
+      el("div", { class: "field" }, [
+        el("label", { for: "seek-to", text: t("seek_to_field") }),
+        el("input", { type: "text", id: "seek-to", name: "to", maxlength: "40", autocomplete: "off", "aria-describedby": "seek-to-hint" }),
+        el("p", { class: "hint", id: "seek-to-hint", text: t("seek_to_hint") }),
       ]),
       el("div", { class: "check" }, [el("input", { type: "checkbox", id: "seek-rated", name: "rated" }), el("label", { for: "seek-rated", text: t("seek_rated_field") })]),
       el("button", { type: "submit", id: "seek-button", text: t("seek_post") }),

@@ -1028,6 +1028,9 @@ pub struct NewSeek {
     /// Both players' ratings change (two player accounts).
     #[serde(default, skip_serializing_if = "is_false")]
     pub rated: bool,
+    /// A challenge: only this account sees the seek and may accept it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to: Option<String>,
 }
 
 /// An open seek in the lobby.
@@ -1042,7 +1045,21 @@ pub struct SeekView {
     pub clock: Option<ClockConfig>,
     #[serde(default, skip_serializing_if = "is_false")]
     pub rated: bool,
+    /// The challenged account, when the seek is a challenge.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to: Option<String>,
     pub created_ms: u64,
+}
+
+impl SeekView {
+    /// Whether `viewer` (an account name, or none for a guest) sees this seek: everyone sees
+    /// an open seek, only its two accounts a challenge.
+    pub fn seen_by(&self, viewer: Option<&str>) -> bool {
+        match &self.to {
+            None => true,
+            Some(to) => viewer.is_some_and(|v| v == to || v == self.account),
+        }
+    }
 }
 
 /// Whether an account may be used.

@@ -56,15 +56,24 @@ impl Lobby {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// The open seeks, and the changes from then on.
-    pub fn watch(&self) -> (Vec<SeekView>, broadcast::Receiver<Change>) {
+    /// The open seeks `viewer` sees, and the changes from then on.
+    pub fn watch(&self, viewer: Option<&str>) -> (Vec<SeekView>, broadcast::Receiver<Change>) {
         let seeks = self.seeks();
         // Subscribed under the lock: no change falls between the list and the first change.
-        (seeks.clone(), self.changes.subscribe())
+        let seen = seeks
+            .iter()
+            .filter(|s| s.seen_by(viewer))
+            .cloned()
+            .collect();
+        (seen, self.changes.subscribe())
     }
 
-    pub fn snapshot(&self) -> Vec<SeekView> {
-        self.seeks().clone()
+    pub fn snapshot(&self, viewer: Option<&str>) -> Vec<SeekView> {
+        self.seeks()
+            .iter()
+            .filter(|s| s.seen_by(viewer))
+            .cloned()
+            .collect()
     }
 
     /// `account` offers a game.
@@ -87,6 +96,12 @@ impl Lobby {
         if seek.rated && kind != AccountKind::Player {
             return Err(refused(ErrorCode::BadRequest, "bots are not rated"));
         }
+        if seek.to.as_deref() == Some(account) {
+            return Err(refused(
+                ErrorCode::BadRequest,
+                "a challenge is to another account",
+            ));
+        }
         let view = SeekView {
             seek: new_id(),
             account: account.to_string(),
@@ -95,6 +110,7 @@ impl Lobby {
             sets: config.sets,
             clock: config.clock,
             rated: seek.rated,
+            to: seek.to,
             created_ms: now_ms,
         };
         let mut seeks = self.seeks();
@@ -118,7 +134,10 @@ impl Lobby {
     /// `account` withdraws its seek.
     pub fn cancel(&self, account: &str, id: &str) -> Result<(), Refused> {
         let mut seeks = self.seeks();
-        let Some(i) = seeks.iter().position(|s| s.seek == id) else {
+        let found = seeks
+            .iter()
+            .position(|s| s.seek == id && s.seen_by(Some(account)));
+        let Some(i) = found else {
             return Err(no_seek(id));
         };
         if seeks[i].account != account {
@@ -144,6 +163,10 @@ impl Lobby {
         };
         if seeks[i].account == account {
             return Err(refused(ErrorCode::BadRequest, "that seek is your own"));
+        }
+        if !seeks[i].seen_by(Some(account)) {
+            // Another account's challenge: as if it were not there.
+            return Err(no_seek(id));
         }
         if seeks[i].rated && kind != AccountKind::Player {
             return Err(refused(ErrorCode::BadRequest, "bots are not rated"));

@@ -666,6 +666,13 @@ impl Session {
                 let Some((name, kind)) = self.account_kind() else {
                     return self.error(re, ErrorCode::Forbidden, "seeks are for accounts: log in");
                 };
+                if let Some(to) = seek
+                    .to
+                    .as_deref()
+                    .filter(|to| !self.app.accounts.exists(to))
+                {
+                    return self.error(re, ErrorCode::BadRequest, format!("no account {to:?}"));
+                }
                 match self
                     .app
                     .lobby
@@ -1025,22 +1032,34 @@ impl Session {
     /// Sends the open seeks, then each change (the whole list again when this connection
     /// fell too far behind).
     fn watch_lobby(&mut self, re: Option<RequestId>) {
-        let (seeks, mut changes) = self.app.lobby.watch();
+        let viewer = self.account.clone();
+        let (seeks, mut changes) = self.app.lobby.watch(viewer.as_deref());
+        let mut shown: std::collections::HashSet<String> =
+            seeks.iter().map(|s| s.seek.clone()).collect();
         self.send(&ServerMessage::Lobby { re, seeks });
         let outbox = self.outbox.clone();
         let app = self.app.clone();
         let task = tokio::spawn(async move {
             loop {
+                // Challenges are seen by their two accounts only.
                 let message = match changes.recv().await {
-                    Ok(crate::lobby::Change::Added(seek)) => ServerMessage::SeekAdded { seek },
+                    Ok(crate::lobby::Change::Added(seek)) => {
+                        if !seek.seen_by(viewer.as_deref()) {
+                            continue;
+                        }
+                        shown.insert(seek.seek.clone());
+                        ServerMessage::SeekAdded { seek }
+                    }
                     Ok(crate::lobby::Change::Removed { seek, match_id }) => {
+                        if !shown.remove(&seek) {
+                            continue;
+                        }
                         ServerMessage::SeekRemoved { seek, match_id }
                     }
                     Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
-                        ServerMessage::Lobby {
-                            re: None,
-                            seeks: app.lobby.snapshot(),
-                        }
+                        let seeks = app.lobby.snapshot(viewer.as_deref());
+                        shown = seeks.iter().map(|s| s.seek.clone()).collect();
+                        ServerMessage::Lobby { re: None, seeks }
                     }
                     Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
                 };

@@ -128,6 +128,51 @@ async fn a_seek_is_seen_accepted_and_becomes_a_match_with_both_seated() {
     )
     .await;
 
+    // A challenge: seen by its two accounts only, accepted by the one challenged only.
+    let mut bora_lobby = Client::connect(&server, "bora's lobby", Some(&bora_token)).await;
+    bora_lobby.request(json!({"type": "watch_lobby"})).await;
+    let mut robo_lobby = Client::connect(&server, "robo's lobby", Some(&robo_token)).await;
+    robo_lobby.request(json!({"type": "watch_lobby"})).await;
+    for bad in [
+        json!({"game": "pente", "to": "ayse"}),
+        json!({"game": "pente", "to": "nobody"}),
+    ] {
+        let reply = seek(&mut ayse, bad.clone()).await;
+        assert_eq!(reply["code"], "bad_request", "{bad} -> {reply}");
+    }
+    let challenge = seek(&mut ayse, json!({"game": "pente", "to": "bora"})).await["seek"].clone();
+    assert_eq!(challenge["to"], "bora");
+    let seen = bora_lobby.find(|f| f["type"] == "seek_added").await;
+    assert_eq!(seen["seek"], challenge);
+    robo.refused(
+        json!({"type": "accept_seek", "seek": challenge["seek"]}),
+        "bad_request",
+    )
+    .await;
+    let robo_sees = robo_lobby.request(json!({"type": "watch_lobby"})).await;
+    let guest_sees = watcher.request(json!({"type": "watch_lobby"})).await;
+    for sees in [&robo_sees, &guest_sees] {
+        assert!(
+            !sees["seeks"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|s| s["seek"] == challenge["seek"]),
+            "{sees}"
+        );
+    }
+    let taken = bora
+        .accepted(json!({"type": "accept_seek", "seek": challenge["seek"]}))
+        .await;
+    assert!(taken["match"].is_string());
+    bora_lobby
+        .find(|f| f["type"] == "seek_removed" && f["seek"] == challenge["seek"])
+        .await;
+    assert!(
+        !watcher.buffered().any(|f| f["seek"] == challenge["seek"]),
+        "the guest was told nothing of the challenge"
+    );
+
     // The seeks go with their poster's last connection.
     let mut ayse_again = Client::connect(&server, "ayse again", Some(&ayse_token)).await;
     ayse.close().await;
