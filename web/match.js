@@ -29,6 +29,7 @@ export class MatchView {
   constructor(id, params) {
     this.id = id;
     this.seatToken = params.get("seat");
+    this.rematch = { mine: false, theirs: false, made: false };
     this.arbiterToken = params.get("arbiter");
     this.role = this.seatToken ? "player" : this.arbiterToken ? "arbiter" : "spectator";
     this.you = null;
@@ -107,6 +108,54 @@ export class MatchView {
     if (frame.match !== this.id) return;
     if (frame.type === "state") this.onState(frame);
     else if (frame.type === "event") this.onEvent(frame);
+    else if (frame.type === "rematch_offered") this.rematchOffered(frame.seat);
+    else if (frame.type === "rematch") this.rematchMade(frame);
+  }
+
+  // --- rematch --------------------------------------------------------------------------------
+
+  /** A player of a finished casual round may offer to play again, seats swapped. */
+  mayRematch() {
+    const s = this.model;
+    return this.role === "player" && s?.status === "finished" && !s.tournament && !s.players?.p1?.house_bot && !s.players?.p2?.house_bot;
+  }
+
+  async offerRematch() {
+    const reply = await this.act({ type: "offer_rematch" });
+    if (!reply) return;
+    if (reply.type === "rematch") {
+      this.rematchMade(reply);
+      return;
+    }
+    if (!this.rematch.made) {
+      this.rematch.mine = true;
+      announce(t(this.rematch.theirs ? "rematch_starting" : "rematch_sent"));
+      this.paintRematch();
+    }
+  }
+
+  rematchOffered(seat) {
+    if (seat === this.you) return;
+    this.rematch.theirs = true;
+    announce(t("rematch_offered"));
+    this.paintRematch();
+  }
+
+  rematchMade(frame) {
+    if (this.rematch.made) return;
+    this.rematch.made = true;
+    announce(t("rematch_ready"));
+    location.hash = `#/match/${encodeURIComponent(frame.new_match)}?seat=${encodeURIComponent(frame.seat_token)}`;
+  }
+
+  paintRematch() {
+    const box = this.el?.rematch;
+    if (!box) return;
+    box.hidden = !this.mayRematch();
+    const [say, button] = box.children;
+    say.textContent = t(this.rematch.mine ? "rematch_waiting" : this.rematch.theirs ? "rematch_their_offer" : "rematch_hint");
+    button.textContent = t(this.rematch.theirs && !this.rematch.mine ? "rematch_accept" : "rematch_offer");
+    button.disabled = this.rematch.mine;
   }
 
   onState(s) {
@@ -398,6 +447,10 @@ export class MatchView {
       log: el("ol", { class: "log", id: "log", tabindex: "0", "aria-labelledby": "log-heading" }),
       result: el("p", { class: "result", id: "result", hidden: true }),
       replay: el("p", { class: "replay-link", hidden: true }, [el("a", { href: `#/replay/${encodeURIComponent(this.id)}`, id: "replay-link", text: t("replay_link") })]),
+      rematch: el("div", { class: "rematch", id: "rematch", hidden: true }, [
+        el("p", { id: "rematch-said" }),
+        el("button", { type: "button", id: "rematch-button", onclick: () => this.offerRematch() }),
+      ]),
       fatal: el("div", { class: "card fatal", hidden: true }),
     };
     const E = this.el;
@@ -525,7 +578,7 @@ export class MatchView {
     main.replaceChildren(
       E.fatal,
       el("div", { class: "match" }, [
-        el("div", { class: "match-head" }, [E.title, E.subtitle, E.tournament, E.delay, roleLabel, E.status, E.result, E.replay, soundsRow]),
+        el("div", { class: "match-head" }, [E.title, E.subtitle, E.tournament, E.delay, roleLabel, E.status, E.result, E.replay, E.rematch, soundsRow]),
         el("div", { class: "match-body" }, [
           el("section", { class: "board-area", "aria-label": t("board_area") }, [E.boardBox, E.boardTools]),
           el("div", { class: "side" }, [
@@ -662,6 +715,7 @@ export class MatchView {
     if (s.round) E.result.textContent = describeRoundResult(s);
     // A finished match can be gone through again, press by press.
     E.replay.hidden = s.status !== "finished";
+    this.paintRematch();
 
     // Seats.
     for (const seat of ["p1", "p2"]) {

@@ -282,6 +282,13 @@ pub enum ClientMessage {
     /// `unwatch_lobby`.
     WatchLobby,
     UnwatchLobby,
+    /// A seated player offers a rematch of a finished round (the other seat is told
+    /// `rematch_offered`); when both have offered, the new match is created with the seats
+    /// swapped and each is told `rematch` with their new seat token.
+    OfferRematch {
+        #[serde(rename = "match")]
+        match_id: String,
+    },
     /// Take a seat (with `seat_token`) or arbitrate (with `arbiter_token`).
     Join {
         #[serde(rename = "match")]
@@ -531,6 +538,7 @@ impl ClientMessage {
         "accept_seek",
         "watch_lobby",
         "unwatch_lobby",
+        "offer_rematch",
         "join",
         "watch",
         "leave",
@@ -614,7 +622,8 @@ impl ClientMessage {
             | Resume { match_id }
             | AdjustClock { match_id, .. }
             | StartSet { match_id }
-            | Declare { match_id, .. } => Some(match_id),
+            | Declare { match_id, .. }
+            | OfferRematch { match_id } => Some(match_id),
         }
     }
 }
@@ -846,6 +855,22 @@ pub enum ServerMessage {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         token: Option<String>,
     },
+    /// To the other seat of a finished match: `seat` offers a rematch.
+    RematchOffered {
+        #[serde(rename = "match")]
+        match_id: String,
+        seat: Seat,
+    },
+    /// The rematch both seats asked for: this seat's place in the new match.
+    Rematch {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        re: Option<RequestId>,
+        #[serde(rename = "match")]
+        match_id: String,
+        new_match: String,
+        seat: Seat,
+        seat_token: String,
+    },
     /// The seek just posted.
     SeekPosted {
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -984,6 +1009,7 @@ impl ServerMessage {
             | LoggedIn { re, .. }
             | SeekPosted { re, .. }
             | Lobby { re, .. }
+            | Rematch { re, .. }
             | MatchCreated { re, .. }
             | Matches { re, .. }
             | Ack { re, .. }
@@ -998,6 +1024,7 @@ impl ServerMessage {
             | YourMatch { .. }
             | SeekAdded { .. }
             | SeekRemoved { .. }
+            | RematchOffered { .. }
             | State(_)
             | Event(_)
             | Events { .. } => None,

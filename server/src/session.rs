@@ -692,6 +692,7 @@ impl Session {
                 }
             }
             ClientMessage::AcceptSeek { seek } => self.accept_seek(re, &seek).await,
+            ClientMessage::OfferRematch { match_id } => self.offer_rematch(re, match_id).await,
             ClientMessage::WatchLobby => self.watch_lobby(re),
             ClientMessage::UnwatchLobby => match self.lobby.take() {
                 Some(task) => {
@@ -1025,6 +1026,54 @@ impl Session {
                     crate::CreateError::Store(m) => (ErrorCode::Internal, m),
                 };
                 self.error(re, code, message);
+            }
+        }
+    }
+
+    /// A seat's rematch offer; the second one creates the match (the room then tells both
+    /// seats their new places).
+    async fn offer_rematch(&mut self, re: Option<RequestId>, match_id: String) {
+        let Some(room) = self.joined.get(&match_id).and_then(|j| j.room.clone()) else {
+            return self.error(
+                re,
+                ErrorCode::BadRequest,
+                "join the match first, with your seat's token",
+            );
+        };
+        let ack = |id: String| ServerMessage::Ack {
+            re: re.clone(),
+            match_id: Some(id),
+            seq: None,
+        };
+        match room.offer_rematch(self.conn).await {
+            Err(message) => self.error(re, ErrorCode::BadRequest, message),
+            Ok(crate::room::RematchStep::Offered) => self.send(&ack(match_id)),
+            Ok(crate::room::RematchStep::Made {
+                match_id: new_match,
+                seat_token,
+                seat,
+            }) => self.send(&ServerMessage::Rematch {
+                re,
+                match_id,
+                new_match,
+                seat,
+                seat_token,
+            }),
+            Ok(crate::room::RematchStep::Create(create)) => {
+                match self.app.open_match(*create, None).await {
+                    Ok(created) => {
+                        let made = Some((created.match_id.clone(), created.seat_tokens));
+                        let _ = room.rematch_made(made).await;
+                        self.send(&ack(created.match_id));
+                    }
+                    Err(e) => {
+                        let _ = room.rematch_made(None).await;
+                        let message = match e {
+                            crate::CreateError::Invalid(m) | crate::CreateError::Store(m) => m,
+                        };
+                        self.error(re, ErrorCode::Internal, message);
+                    }
+                }
             }
         }
     }

@@ -1,8 +1,8 @@
-//! The lobby: an account posts a seek, watchers see it come and go, another account accepts it
+//! Casual play: an account posts a seek, watchers see it come and go, another account accepts it
 //! and both are seated in the match it becomes; seeks are bounded, checked, and go with their
-//! poster.
+//! poster. After a round, both players' offers make a rematch with the seats swapped.
 
-use hakem_blackbox::{Client, Server};
+use hakem_blackbox::{seated_pair, Client, Server};
 use serde_json::{json, Value};
 
 const ORGANIZER: &str = "organizer-secret";
@@ -190,4 +190,63 @@ async fn a_seek_is_seen_accepted_and_becomes_a_match_with_both_seated() {
     watcher
         .refused(json!({"type": "unwatch_lobby"}), "bad_request")
         .await;
+}
+
+#[tokio::test]
+async fn both_players_offer_a_rematch_and_get_the_new_match_with_the_seats_swapped() {
+    let server = Server::start();
+    let (mut p1, mut p2, m) = seated_pair(
+        &server,
+        json!({"game": "pente", "sets": 1, "players": {"p1": "Ayşe", "p2": "Bora"}}),
+    )
+    .await;
+    let offer = json!({"type": "offer_rematch", "match": m.id});
+    p1.accepted(json!({"type": "ready", "match": m.id})).await;
+    p2.accepted(json!({"type": "ready", "match": m.id})).await;
+    p1.accepted(json!({"type": "move", "match": m.id, "move": "K10"}))
+        .await;
+    let early = p1.refused(offer.clone(), "bad_request").await;
+    assert!(
+        early["message"].as_str().unwrap().contains("not over"),
+        "{early}"
+    );
+    let mut spectator = Client::connect(&server, "spectator", None).await;
+    spectator
+        .accepted(json!({"type": "watch", "match": m.id}))
+        .await;
+    spectator.refused(offer.clone(), "bad_request").await;
+    p2.accepted(json!({"type": "resign", "match": m.id})).await;
+
+    // The first offer is told to the other seat; asking twice changes nothing.
+    let first = p1.accepted(offer.clone()).await;
+    assert_eq!(first["match"], m.id.as_str());
+    let told = p2.find(|f| f["type"] == "rematch_offered").await;
+    assert_eq!(told["seat"], "p1");
+    p1.accepted(offer.clone()).await;
+
+    // The second makes the match: the seats swap, each is given their new token.
+    let made = p2.accepted(offer.clone()).await;
+    let new_match = made["match"].as_str().unwrap().to_string();
+    assert_ne!(new_match, m.id);
+    let for_p1 = p1.find(|f| f["type"] == "rematch").await;
+    let for_p2 = p2.find(|f| f["type"] == "rematch").await;
+    assert_eq!(for_p1["new_match"], new_match.as_str());
+    assert_eq!(
+        (&for_p1["seat"], &for_p2["seat"]),
+        (&json!("p2"), &json!("p1"))
+    );
+    assert_ne!(for_p1["seat_token"], for_p2["seat_token"]);
+    let state = server.match_state(&new_match);
+    assert_eq!(state["players"]["p1"]["name"], "Bora", "{state}");
+    assert_eq!(state["players"]["p2"]["name"], "Ayşe");
+    assert_eq!(state["sets"], json!([]));
+
+    // The new tokens seat them; a late offer gets the same match again.
+    let mut again = Client::connect(&server, "ayşe again", None).await;
+    again
+        .accepted(json!({"type": "join", "match": new_match, "seat_token": for_p1["seat_token"]}))
+        .await;
+    let late = p1.request(offer).await;
+    assert_eq!(late["type"], "rematch", "{late}");
+    assert_eq!(late["seat_token"], for_p1["seat_token"]);
 }

@@ -9,13 +9,14 @@ use std::time::Duration;
 use axum::extract::ws::Utf8Bytes;
 use hakem_protocol::RequestId;
 use hakem_protocol::{
-    ErrorCode, ErrorReply, Event, EventFrame, MatchState, MatchStatus, PerSeat, ServerMessage,
+    ErrorCode, ErrorReply, Event, EventFrame, MatchState, MatchStatus, PerSeat, Seat, ServerMessage,
 };
 use hakem_round::{Command, Millis, Refusal, Round};
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
 use super::delay::Delayed;
+use super::RematchStep;
 use super::{
     role_of, summary_of_round, Action, Credential, FinishSink, Join, Published, Role, RoomCommand,
     RoomHandle, RoomSettings, Rooms, Shown, Start, Tokens, ROOM_QUEUE,
@@ -122,6 +123,17 @@ struct Room {
     rooms: Arc<Rooms>,
     /// What spectators are shown when they see the match late, until the round is over.
     delayed: Option<Delayed<Encoded>>,
+    rematch: Rematch,
+}
+
+/// A rematch of the finished round: offers, then the match both asked for.
+#[derive(Default)]
+struct Rematch {
+    offered: PerSeat<bool>,
+    /// Being created by the second offer's connection.
+    creating: bool,
+    /// The new match and its seat tokens (the seats are swapped: p1 here is p2 there).
+    made: Option<(String, PerSeat<String>)>,
 }
 
 pub(super) fn spawn(start: Start, instance: u64, rooms: Arc<Rooms>) -> RoomHandle {
@@ -197,6 +209,7 @@ pub(super) fn spawn(start: Start, instance: u64, rooms: Arc<Rooms>) -> RoomHandl
         finished,
         rooms,
         delayed,
+        rematch: Rematch::default(),
     };
     tokio::spawn(room.run());
     RoomHandle {
@@ -404,6 +417,89 @@ impl Room {
                 };
                 let _ = reply.send(outcome);
                 Box::pin(self.settle_dropped()).await;
+            }
+            RoomCommand::OfferRematch { conn, reply } => {
+                let _ = reply.send(self.offer_rematch(conn));
+            }
+            RoomCommand::RematchMade { made } => self.rematch_made(made),
+        }
+    }
+
+    /// A seat's rematch offer: told to the other seat, or, from the second seat, the match to
+    /// create (seats swapped, so that the other player moves first).
+    fn offer_rematch(&mut self, conn: ConnId) -> Result<RematchStep, String> {
+        let Some(Role::Player(seat)) = self.members.get(&conn).map(|m| m.role) else {
+            return Err("only a seated player offers a rematch".into());
+        };
+        if self.round.status() != MatchStatus::Finished {
+            return Err("the round is not over".into());
+        }
+        let config = self.round.config();
+        if config.tournament.is_some() {
+            return Err("a tournament's match has no rematch: the pairing decides".into());
+        }
+        if config.house_bot.is_some() {
+            return Err("against the computer, start a new match from the lobby".into());
+        }
+        if let Some((match_id, tokens)) = &self.rematch.made {
+            let new_seat = seat.other();
+            return Ok(RematchStep::Made {
+                match_id: match_id.clone(),
+                seat_token: tokens.get(new_seat).clone(),
+                seat: new_seat,
+            });
+        }
+        *self.rematch.offered.get_mut(seat) = true;
+        if !self.rematch.offered.get(seat.other()) || self.rematch.creating {
+            let notice = ServerMessage::RematchOffered {
+                match_id: self.id.to_string(),
+                seat,
+            };
+            self.tell_seat(seat.other(), &notice);
+            return Ok(RematchStep::Offered);
+        }
+        self.rematch.creating = true;
+        let mut create = hakem_protocol::CreateMatch::new(config.game.as_str());
+        create.variant = Some(config.variant.to_string());
+        create.sets = config.sets;
+        create.clock = config.clock;
+        create.warnings_limit = config.warnings_limit;
+        create.rated = config.rated;
+        create.players = PerSeat::new(config.players.p2.clone(), config.players.p1.clone());
+        create.accounts = PerSeat::new(
+            self.tokens.accounts.p2.clone(),
+            self.tokens.accounts.p1.clone(),
+        );
+        Ok(RematchStep::Create(Box::new(create)))
+    }
+
+    /// The rematch was created: each seat's members here are given their seat there.
+    fn rematch_made(&mut self, made: Option<(String, PerSeat<String>)>) {
+        self.rematch.creating = false;
+        let Some((match_id, tokens)) = made else {
+            self.rematch.offered = PerSeat::default();
+            return;
+        };
+        for seat in Seat::BOTH {
+            let new_seat = seat.other();
+            let message = ServerMessage::Rematch {
+                re: None,
+                match_id: self.id.to_string(),
+                new_match: match_id.clone(),
+                seat: new_seat,
+                seat_token: tokens.get(new_seat).clone(),
+            };
+            self.tell_seat(seat, &message);
+        }
+        self.rematch.made = Some((match_id, tokens));
+    }
+
+    /// A frame for the members at `seat` only.
+    fn tell_seat(&self, seat: Seat, message: &ServerMessage) {
+        let frame = crate::outbox::encode(message);
+        for member in self.members.values() {
+            if member.role == Role::Player(seat) {
+                member.outbox.send(frame.clone());
             }
         }
     }

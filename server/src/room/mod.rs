@@ -365,6 +365,31 @@ enum RoomCommand {
         before_play: bool,
         reply: oneshot::Sender<Result<(), String>>,
     },
+    /// A seated member offers a rematch of the finished round.
+    OfferRematch {
+        conn: ConnId,
+        reply: oneshot::Sender<Result<RematchStep, String>>,
+    },
+    /// The rematch both seats asked for was created (`Some`, its id and seat tokens), or not.
+    RematchMade {
+        made: Option<(String, PerSeat<String>)>,
+    },
+}
+
+/// Where a rematch stands after an offer.
+#[derive(Debug)]
+pub enum RematchStep {
+    /// Offered; the other seat is told.
+    Offered,
+    /// Both seats asked: the caller creates this match and reports it with
+    /// [`RoomHandle::rematch_made`].
+    Create(Box<hakem_protocol::CreateMatch>),
+    /// Made already: this seat's new match and token.
+    Made {
+        match_id: String,
+        seat_token: String,
+        seat: Seat,
+    },
 }
 
 /// The way to a room. Cheap to clone.
@@ -431,6 +456,22 @@ impl RoomHandle {
         answer
             .await
             .unwrap_or_else(|_| Err("the match room has stopped".into()))
+    }
+
+    /// A seated connection offers a rematch (the round must be over).
+    pub async fn offer_rematch(&self, conn: ConnId) -> Result<RematchStep, String> {
+        let (reply, answer) = oneshot::channel();
+        self.send(RoomCommand::OfferRematch { conn, reply })
+            .await
+            .map_err(|_| "the match room has stopped".to_string())?;
+        answer
+            .await
+            .unwrap_or_else(|_| Err("the match room has stopped".into()))
+    }
+
+    /// Reports the rematch created after [`RematchStep::Create`] (`None`: it could not be).
+    pub async fn rematch_made(&self, made: Option<(String, PerSeat<String>)>) -> Result<(), Gone> {
+        self.send(RoomCommand::RematchMade { made }).await
     }
 
     /// The latest published state, the running clock brought up to now.
