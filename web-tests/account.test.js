@@ -84,6 +84,9 @@ test("register, post a seek, another player accepts it: both are seated", { skip
   await ayse.click("#seeks li button");
   await ayse.waitForFunction(() => document.querySelectorAll("#player-matches li").length === 2);
   await bora.waitForFunction(() => document.querySelectorAll("#player-matches li").length === 2);
+  // Both are among her latest matches, each a link to watch it.
+  await ayse.waitForFunction(() => document.querySelectorAll("#recent li").length === 2);
+  assert.match(await ayse.textContent("#recent li"), /^Pente: .* 0–0 .* — Not started, watch$/);
 
   const link = await ayse.getAttribute("#player-matches li a", "href");
   assert.match(link, /^#\/match\/[^?]+\?seat=[0-9a-f]{32}$/);

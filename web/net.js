@@ -175,6 +175,11 @@ export function fetchProfile(name) {
   return getJson(`/api/players/${encodeURIComponent(name)}`, "unknown_account");
 }
 
+/** A player's latest matches, newest first (`/api/players/NAME/matches`). */
+export function fetchPlayerMatches(name, limit = 20) {
+  return getJson(`/api/players/${encodeURIComponent(name)}/matches?limit=${limit}`, "unknown_account");
+}
+
 /** Where the FIDE TRF of a tournament's completed rounds is served. */
 export function trfUrl(id) {
   return `/api/tournaments/${encodeURIComponent(id)}/trf`;

@@ -8,10 +8,10 @@
 import { t } from "./i18n.js";
 import { el } from "./board.js";
 import { Connection } from "./net.js";
-import { describeError } from "./words.js";
+import { describeError, points } from "./words.js";
 import { storedSession } from "./account.js";
 import { CLOCKS, GAMES } from "./lobby.js";
-import { fetchProfile } from "./net.js";
+import { fetchPlayerMatches, fetchProfile } from "./net.js";
 import { play, setSounds, soundsOn } from "./sound.js";
 import { announce, main } from "./ui.js";
 
@@ -78,6 +78,7 @@ export class PlayerView {
   async loadProfile() {
     try {
       this.profile = await fetchProfile(this.name);
+      this.recent = (await fetchPlayerMatches(this.name)).matches;
     } catch {
       this.profile = null;
     }
@@ -119,6 +120,8 @@ export class PlayerView {
         new Notification("hakem", { body: say });
       }
       document.title = `● ${say} — hakem`;
+      // The new match joins the latest ones.
+      this.loadProfile().then(() => this.paint());
     }
     this.paint();
   }
@@ -167,6 +170,7 @@ export class PlayerView {
         el("div", { class: "check" }, [notify, el("label", { for: "player-notify", text: t("player_notify") })]),
       ]),
       this.ratingsCard(),
+      this.recentCard(),
       this.seeksCard(),
     );
     // A list drawn again keeps the focus where it was.
@@ -203,6 +207,25 @@ export class PlayerView {
       rows.length ? el("p", { class: "hint", text: t("ratings_hint") }) : null,
       history.length ? el("h3", { text: t("ratings_history") }) : null,
       history.length ? el("ul", { id: "rating-history" }, history) : null,
+    ]);
+  }
+
+  recentCard() {
+    const lines = (this.recent || []).map((m) => {
+      const finished = m.status === "finished";
+      const text = t(finished ? "recent_finished" : "recent_live", {
+        game: t(`game_${m.game}`),
+        p1: m.players.p1,
+        p2: m.players.p2,
+        score: `${points(m.set_points.p1)}–${points(m.set_points.p2)}`,
+        status: t(`status_${m.status}`),
+      });
+      const href = finished ? `#/replay/${encodeURIComponent(m.match)}` : `#/match/${encodeURIComponent(m.match)}`;
+      return el("li", {}, [el("a", { href, text })]);
+    });
+    return el("section", { class: "card", "aria-labelledby": "recent-heading" }, [
+      el("h2", { id: "recent-heading", text: t("recent_heading") }),
+      lines.length ? el("ul", { id: "recent" }, lines) : el("p", { id: "recent", class: "empty", text: t("recent_none") }),
     ]);
   }
 

@@ -40,6 +40,7 @@ pub fn router(app: Arc<App>, metrics: Option<PrometheusHandle>) -> Router {
         .route("/api/tournaments/{id}", get(tournament_view))
         .route("/api/tournaments/{id}/trf", get(tournament_trf))
         .route("/api/players/{name}", get(player_profile))
+        .route("/api/players/{name}/matches", get(player_matches))
         .merge(crate::web::routes())
         .with_state(app)
 }
@@ -238,6 +239,37 @@ async fn player_profile(Path(name): Path<String>, State(app): State<Arc<App>>) -
             Json(json!({"code": "unknown_account", "message": format!("no account {name:?}")})),
         )
             .into_response(),
+    }
+}
+
+/// A player's matches, newest first, paged like `/api/matches` (`?limit=N&before=CURSOR`).
+async fn player_matches(
+    Path(name): Path<String>,
+    State(app): State<Arc<App>>,
+    query: Result<Query<ListQuery>, QueryRejection>,
+) -> Response {
+    let Ok(Query(query)) = query else {
+        return bad_request("limit is a number; before is the next of a page");
+    };
+    if !app.account_exists(&name) {
+        return (
+            StatusCode::NOT_FOUND,
+            Json(json!({"code": "unknown_account", "message": format!("no account {name:?}")})),
+        )
+            .into_response();
+    }
+    match app
+        .matches_of(&name, query.limit, query.before.as_deref())
+        .await
+    {
+        Ok(page) => {
+            let mut body = json!({ "matches": page.matches });
+            if let Some(next) = page.next {
+                body["next"] = json!(next);
+            }
+            Json(body).into_response()
+        }
+        Err(message) => bad_request(&message),
     }
 }
 

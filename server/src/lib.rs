@@ -12,6 +12,8 @@ pub mod guard;
 mod house_bot;
 pub mod http;
 mod listen;
+#[cfg(test)]
+mod listing_tests;
 mod lobby;
 mod logins;
 mod memory;
@@ -224,6 +226,9 @@ impl App {
             return Err("tournaments already running".into());
         };
         let count = tournament::restore(self).await?;
+        if let Err(e) = self.index_unlisted().await {
+            tracing::error!(error = %e, "matches not listed under their accounts");
+        }
         match ratings::catch_up(self).await {
             Ok(0) => {}
             Ok(rated) => tracing::info!(rated, "rounds that ended unrated were rated"),
@@ -605,6 +610,72 @@ impl App {
 
     /// [`App::create_match`], for a tournament's board when `board` is given: its id and arbiter
     /// token are the tournament's choice (readable ids, one arbiter token for all).
+    /// Lists under their accounts the matches created since the last one listed (all of them
+    /// on the first start of this version).
+    async fn index_unlisted(&self) -> Result<(), String> {
+        let Some(store) = &self.store else {
+            return Ok(());
+        };
+        for (id, created_ms, spec) in store.matches_to_index().await.map_err(|e| e.to_string())? {
+            let Ok(spec) = serde_json::from_str::<store::MatchSpec>(&spec) else {
+                continue;
+            };
+            if !spec.accounts.is_empty() {
+                store
+                    .index_match(&id, &spec.accounts, created_ms)
+                    .await
+                    .map_err(|e| e.to_string())?;
+            }
+        }
+        Ok(())
+    }
+
+    /// An account's matches, newest first: the live ones as they stand, the finished ones as
+    /// they ended. `before` is the `next` of the page before.
+    pub async fn matches_of(
+        &self,
+        account: &str,
+        limit: Option<u32>,
+        before: Option<&str>,
+    ) -> Result<Page, String> {
+        let limit = limit.unwrap_or(LIST_DEFAULT).clamp(1, LIST_MAX);
+        let before = match before {
+            Some(text) => Some(read_cursor(text).ok_or("`before` is not a cursor of this list")?),
+            None => None,
+        };
+        let Some(store) = &self.store else {
+            return Ok(Page {
+                matches: Vec::new(),
+                next: None,
+            });
+        };
+        let rows = store
+            .matches_of(account, before, limit + 1)
+            .await
+            .map_err(|e| e.to_string())?;
+        let more = rows.len() > limit as usize;
+        let mut matches = Vec::with_capacity(rows.len().min(limit as usize));
+        let mut last = None;
+        for (id, created_ms, summary) in rows.into_iter().take(limit as usize) {
+            last = Some(cursor(created_ms, &id));
+            let line = match (self.rooms.get(&id), summary) {
+                (Some(room), _) => Some(room.summary()),
+                (None, Some(summary)) => serde_json::from_str::<MatchSummary>(&summary).ok(),
+                // Neither live nor finished: a match that was never restored.
+                (None, None) => None,
+            };
+            matches.extend(line);
+        }
+        Ok(Page {
+            matches,
+            next: last.filter(|_| more),
+        })
+    }
+
+    pub fn account_exists(&self, name: &str) -> bool {
+        self.accounts.exists(name)
+    }
+
     /// Two different player accounts, and no house bot: a match that may be rated.
     fn may_be_rated(&self, create: &CreateMatch) -> bool {
         let player = |name: &Option<String>| {
@@ -705,6 +776,15 @@ impl App {
                 .create_match(&match_id, &spec, created_ms)
                 .await
                 .map_err(|e| CreateError::Store(e.to_string()))?;
+            if !create.accounts.is_empty() {
+                if let Err(e) = store
+                    .index_match(&match_id, &create.accounts, created_ms)
+                    .await
+                {
+                    // Noted at the next start (the match itself is stored).
+                    tracing::warn!(%match_id, error = %e, "match not listed under its accounts");
+                }
+            }
         }
         let (game, variant) = (config.game, config.variant);
         let start = Start {

@@ -23,7 +23,7 @@ use sqlx::sqlite::{
 use sqlx::{Postgres, Row, Sqlite};
 use tokio::sync::{mpsc, oneshot};
 
-use hakem_protocol::{ClockConfig, HouseBot, PerSeat};
+use hakem_protocol::{ClockConfig, HouseBot, PerSeat, Seat};
 
 /// The schema, one step per version; applied in order, each once.
 const MIGRATIONS: &[(i64, &str)] = &[
@@ -34,6 +34,7 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (5, include_str!("../migrations/0005_tournament_changes.sql")),
     (6, include_str!("../migrations/0006_logins.sql")),
     (7, include_str!("../migrations/0007_ratings.sql")),
+    (8, include_str!("../migrations/0008_match_players.sql")),
 ];
 
 /// Writes waiting for the writer; a full queue makes rooms wait (never drops an event).
@@ -767,6 +768,86 @@ impl Store {
             let mut out = Vec::with_capacity(rows.len());
             for row in rows {
                 out.push(row.try_get(0)?);
+            }
+            out
+        }))
+    }
+
+    /// Notes the accounts seated in a match (once; again is harmless).
+    pub async fn index_match(
+        &self,
+        match_id: &str,
+        accounts: &PerSeat<Option<String>>,
+        created_ms: u64,
+    ) -> Result<(), StoreError> {
+        let sql = sql_for(
+            &self.db,
+            "INSERT INTO match_players (account, match_id, seat, created_ms) \
+             VALUES ($1, $2, $3, $4) ON CONFLICT (account, match_id) DO NOTHING",
+        );
+        for seat in Seat::BOTH {
+            let Some(account) = accounts.get(seat) else {
+                continue;
+            };
+            on_db!(&self.db, pool => {
+                sqlx::query(&sql)
+                    .bind(account)
+                    .bind(match_id)
+                    .bind(seat.as_str())
+                    .bind(created_ms as i64)
+                    .execute(pool)
+                    .await?;
+            });
+        }
+        Ok(())
+    }
+
+    /// The matches created since the last one noted in `match_players` (all of them the first
+    /// time), as (id, created_ms, spec): those whose accounts a crash left unnoted.
+    pub async fn matches_to_index(&self) -> Result<Vec<(String, u64, String)>, StoreError> {
+        let sql = "SELECT id, created_ms, spec FROM matches WHERE created_ms >= \
+                   (SELECT COALESCE(MAX(created_ms), 0) FROM match_players) ORDER BY created_ms";
+        Ok(on_db!(&self.db, pool => {
+            let rows = sqlx::query(sql).fetch_all(pool).await?;
+            let mut out = Vec::with_capacity(rows.len());
+            for row in rows {
+                let created_ms: i64 = row.try_get(1)?;
+                out.push((row.try_get(0)?, created_ms.max(0) as u64, row.try_get(2)?));
+            }
+            out
+        }))
+    }
+
+    /// An account's matches, newest first, strictly before `before` (created_ms, id), at most
+    /// `limit`: (id, created_ms, the finished match's summary).
+    pub async fn matches_of(
+        &self,
+        account: &str,
+        before: Option<(u64, String)>,
+        limit: u32,
+    ) -> Result<Vec<(String, u64, Option<String>)>, StoreError> {
+        let (ms, id) = before.unwrap_or((u64::MAX, String::new()));
+        let sql = sql_for(
+            &self.db,
+            "SELECT p.match_id, p.created_ms, m.summary FROM match_players p \
+             JOIN matches m ON m.id = p.match_id WHERE p.account = $1 \
+             AND (p.created_ms < $2 OR (p.created_ms = $2 AND p.match_id < $3)) \
+             ORDER BY p.created_ms DESC, p.match_id DESC LIMIT $4",
+        );
+        let ms = i64::try_from(ms).unwrap_or(i64::MAX);
+        // With no cursor, `$2` is past every time and `$3` is never compared.
+        Ok(on_db!(&self.db, pool => {
+            let rows = sqlx::query(&sql)
+                .bind(account)
+                .bind(ms)
+                .bind(&id)
+                .bind(i64::from(limit))
+                .fetch_all(pool)
+                .await?;
+            let mut out = Vec::with_capacity(rows.len());
+            for row in rows {
+                let created_ms: i64 = row.try_get(1)?;
+                out.push((row.try_get(0)?, created_ms.max(0) as u64, row.try_get(2)?));
             }
             out
         }))

@@ -224,6 +224,33 @@ async fn rated_rounds_on(database: Database) {
     assert!(close(rating_of(&ayse, "pentago-classic"), classic_a));
     // Newest first.
     assert_eq!(ayse["history"][2]["match"], first.as_str());
+
+    // Every match of hers, rated or not, played or not, newest first, page by page.
+    let mut listed = Vec::new();
+    let mut path = "/api/players/ayse/matches?limit=2".to_string();
+    loop {
+        let page = server.get_json(&path);
+        let lines = page["matches"].as_array().unwrap();
+        assert!(lines.len() <= 2, "{page}");
+        listed.extend(
+            lines
+                .iter()
+                .map(|m| m["match"].as_str().unwrap().to_string()),
+        );
+        match page["next"].as_str() {
+            Some(next) => path = format!("/api/players/ayse/matches?limit=2&before={next}"),
+            None => break,
+        }
+    }
+    assert_eq!(listed.len(), 5, "{listed:?}");
+    assert_eq!(listed.last(), Some(&first), "the first match is the oldest");
+    assert!(listed.contains(&no_show) && listed.contains(&unrated));
+    assert_eq!(server.get("/api/players/nobody/matches").0, 404);
+    assert_eq!(server.get("/api/players/ayse/matches?limit=many").0, 400);
+    assert_eq!(
+        server.get("/api/players/ayse/matches?before=nonsense").0,
+        400
+    );
 }
 
 #[tokio::test]
