@@ -140,13 +140,7 @@ async fn list_matches(
         )
         .await
     {
-        Ok(page) => {
-            let mut body = json!({ "matches": page.matches });
-            if let Some(next) = page.next {
-                body["next"] = json!(next);
-            }
-            Json(body).into_response()
-        }
+        Ok(page) => page_json(page),
         Err(message) => bad_request(&message),
     }
 }
@@ -262,15 +256,18 @@ async fn player_matches(
         .matches_of(&name, query.limit, query.before.as_deref())
         .await
     {
-        Ok(page) => {
-            let mut body = json!({ "matches": page.matches });
-            if let Some(next) = page.next {
-                body["next"] = json!(next);
-            }
-            Json(body).into_response()
-        }
+        Ok(page) => page_json(page),
         Err(message) => bad_request(&message),
     }
+}
+
+/// A page of match lines, with the cursor of the next page when there is one.
+fn page_json(page: crate::Page) -> Response {
+    let mut body = json!({ "matches": page.matches });
+    if let Some(next) = page.next {
+        body["next"] = json!(next);
+    }
+    Json(body).into_response()
 }
 
 fn not_found(failure: crate::tournament::Failure) -> Response {

@@ -142,6 +142,19 @@ pub struct Page {
     pub next: Option<String>,
 }
 
+/// A list request's page size (checked) and cursor (parsed).
+fn page_query(
+    limit: Option<u32>,
+    before: Option<&str>,
+) -> Result<(u32, Option<(u64, String)>), String> {
+    let limit = limit.unwrap_or(LIST_DEFAULT).clamp(1, LIST_MAX);
+    let before = match before {
+        Some(text) => Some(read_cursor(text).ok_or("`before` is not a cursor of this list")?),
+        None => None,
+    };
+    Ok((limit, before))
+}
+
 /// `MS.ID`, the cursor of a page: the time and id of its last line.
 fn cursor(ms: u64, id: &str) -> String {
     format!("{ms}.{id}")
@@ -542,11 +555,7 @@ impl App {
         limit: Option<u32>,
         before: Option<&str>,
     ) -> Result<Page, String> {
-        let limit = limit.unwrap_or(LIST_DEFAULT).clamp(1, LIST_MAX);
-        let before = match before {
-            Some(text) => Some(read_cursor(text).ok_or("`before` is not a cursor of this list")?),
-            None => None,
-        };
+        let (limit, before) = page_query(limit, before)?;
         match status {
             ListStatus::Live => {
                 let mut all: Vec<MatchSummary> = self
@@ -638,11 +647,7 @@ impl App {
         limit: Option<u32>,
         before: Option<&str>,
     ) -> Result<Page, String> {
-        let limit = limit.unwrap_or(LIST_DEFAULT).clamp(1, LIST_MAX);
-        let before = match before {
-            Some(text) => Some(read_cursor(text).ok_or("`before` is not a cursor of this list")?),
-            None => None,
-        };
+        let (limit, before) = page_query(limit, before)?;
         let Some(store) = &self.store else {
             return Ok(Page {
                 matches: Vec::new(),

@@ -3,7 +3,7 @@
 
 use hakem_protocol::{AccountKind, CreateMatch, PerSeat};
 
-use crate::tournament::fixtures::server;
+use crate::tournament::fixtures::{restarted, server};
 
 #[tokio::test]
 async fn matches_a_crash_left_unlisted_are_listed_at_the_next_start() {
@@ -48,10 +48,7 @@ async fn matches_a_crash_left_unlisted_are_listed_at_the_next_start() {
     }
     pool.close().await;
 
-    let second = server(&url).await;
-    second.load_accounts().await.unwrap();
-    second.restore_live_matches().await.unwrap();
-    second.run_results().await.unwrap();
+    let (second, _) = restarted(&url).await;
     let listed = second.matches_of("ayse", None, None).await.unwrap().matches;
     let mut got: Vec<&str> = listed.iter().map(|m| m.match_id.as_str()).collect();
     got.sort_unstable();

@@ -206,7 +206,7 @@ mod tests {
     use hakem_round::Command;
 
     use super::*;
-    use crate::tournament::fixtures::server;
+    use crate::tournament::fixtures::{restarted, server};
 
     #[tokio::test]
     async fn a_round_that_ended_unrated_is_rated_at_the_next_start_and_only_once() {
@@ -243,10 +243,7 @@ mod tests {
         drop(first);
 
         for start in 0..2 {
-            let next = server(&url).await;
-            next.load_accounts().await.unwrap();
-            next.restore_live_matches().await.unwrap();
-            next.run_results().await.unwrap();
+            let (next, _) = restarted(&url).await;
             let bora = Ratings::profile(&next, "bora").await.unwrap().unwrap();
             let expected = START.after(&[Game {
                 opponent: START,

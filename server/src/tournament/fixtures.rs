@@ -20,6 +20,17 @@ pub async fn server(url: &str) -> Arc<App> {
     )
 }
 
+/// A server started on `url` as `hakem-server` starts: accounts, live matches, then the
+/// tournaments and what came in while it was down; returns it and how many tournaments it
+/// loaded.
+pub async fn restarted(url: &str) -> (Arc<App>, usize) {
+    let app = server(url).await;
+    app.load_accounts().await.unwrap();
+    app.restore_live_matches().await.unwrap();
+    let tournaments = app.run_results().await.unwrap();
+    (app, tournaments)
+}
+
 pub fn player(surname: &str) -> NewPlayer {
     NewPlayer {
         surname: surname.to_string(),

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use super::fixtures::{create, organizer, player, server};
+use super::fixtures::{create, organizer, player, restarted, server};
 use crate::tournament::{self, Caller};
 use crate::{App, Limits, RoomSettings};
 
@@ -58,10 +58,8 @@ async fn commands_sent_at_once_are_taken_one_at_a_time_and_all_stored() {
         .unwrap();
     assert_eq!(started.pairings.len(), 1);
     drop(app);
-    let again = server(&url).await;
-    again.load_accounts().await.unwrap();
-    again.restore_live_matches().await.unwrap();
-    assert_eq!(again.run_results().await.unwrap(), 1);
+    let (again, tournaments) = restarted(&url).await;
+    assert_eq!(tournaments, 1);
     let restored = again.tournaments.view(&id).unwrap();
     assert_eq!(
         serde_json::to_value(&restored.players).unwrap(),

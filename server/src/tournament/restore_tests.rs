@@ -5,7 +5,7 @@
 use hakem_protocol::{MatchStatus, Scope, Winner};
 use hakem_round::Command;
 
-use super::fixtures::{create, organizer, server};
+use super::fixtures::{create, organizer, restarted, server};
 use crate::tournament;
 
 #[tokio::test]
@@ -53,10 +53,8 @@ async fn a_tournament_catches_up_with_its_matches_at_start() {
     }
     pool.close().await;
 
-    let second = server(&url).await;
-    second.load_accounts().await.unwrap();
-    second.restore_live_matches().await.unwrap();
-    assert_eq!(second.run_results().await.unwrap(), 1);
+    let (second, tournaments) = restarted(&url).await;
+    assert_eq!(tournaments, 1);
     let view = second.tournaments.view(&id).unwrap();
     assert_eq!(view.pairings[0].boards[0].result.as_deref(), Some("0-1"));
     assert_eq!(view.pairings[0].boards[1].result, None);
