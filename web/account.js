@@ -86,18 +86,23 @@ export class AccountView {
 
   async logout() {
     const session = storedSession();
-    forgetSession();
     if (session) {
-      // The server ends the session; a session already gone is logged out all the same.
+      // The session is forgotten here only once the server has ended it (or no longer
+      // knows it): a token left alive by a failed logout would stay usable.
       const own = new Connection(session.token);
       try {
-        await own.open();
-        await own.request({ type: "logout" });
+        const welcome = await own.open();
+        if (welcome.identity?.kind !== "guest") await own.request({ type: "logout" });
       } catch {
-        // Nothing to end.
+        own.close();
+        this.note = null;
+        this.fail(t("account_logout_failed"));
+        return;
       }
       own.close();
     }
+    forgetSession();
+    this.error = null;
     this.note = t("account_logged_out");
     announce(this.note);
     this.paint();

@@ -6,7 +6,7 @@
 
 const PROTOCOL = 1;
 const CLIENT = "hakem-web/0.2";
-const FEATURES = ["batch", "boards"];
+const FEATURES = ["batch", "boards", "rematch"];
 
 export class ServerError extends Error {
   constructor(reply) {

@@ -35,15 +35,19 @@ pub enum Feature {
     /// Every event that changes the position carries the board after it (`set_started`,
     /// `placed`, `moved`), so that a client draws it without the rules.
     Boards,
+    /// The seats of a finished match are told of rematch offers (`rematch_offered`) and of
+    /// the rematch made (`rematch`). A connection that offers one is told of it anyway.
+    Rematch,
 }
 
 impl Feature {
-    pub const ALL: [Feature; 2] = [Feature::Batch, Feature::Boards];
+    pub const ALL: [Feature; 3] = [Feature::Batch, Feature::Boards, Feature::Rematch];
 
     pub fn as_str(self) -> &'static str {
         match self {
             Feature::Batch => "batch",
             Feature::Boards => "boards",
+            Feature::Rematch => "rematch",
         }
     }
 

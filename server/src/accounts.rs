@@ -65,7 +65,12 @@ pub struct Accounts {
     connections: DashMap<String, Vec<(ConnId, Outbox, Option<String>)>>,
     /// Seats per account, in matches that may still be live.
     seats: DashMap<String, Vec<SeatNotice>>,
+    /// Each account's sessions, oldest first (at most [`SESSIONS_PER_ACCOUNT`]).
+    sessions_of: DashMap<String, std::collections::VecDeque<String>>,
 }
+
+/// Sessions one account keeps: a new login past them ends the oldest.
+pub const SESSIONS_PER_ACCOUNT: usize = 20;
 
 /// Account names: 1 to 40 letters, digits, `-`, `_`, `.`.
 pub fn valid_name(name: &str) -> bool {
@@ -170,20 +175,34 @@ impl Accounts {
         }
     }
 
-    /// A session of `name`, by the digest of its token.
-    pub fn add_session(&self, session: String, name: &str) {
+    /// A session of `name`, by the digest of its token; returns the oldest sessions it
+    /// pushes out, for the caller to end.
+    pub fn add_session(&self, session: String, name: &str) -> Vec<String> {
         self.by_digest.insert(
-            session,
+            session.clone(),
             Credential {
                 account: name.to_string(),
                 session: true,
             },
         );
+        let mut order = self.sessions_of.entry(name.to_string()).or_default();
+        order.push_back(session);
+        let excess = order.len().saturating_sub(SESSIONS_PER_ACCOUNT);
+        order.drain(..excess).collect()
+    }
+
+    fn forget_order(&self, name: &str, keep: impl Fn(&str) -> bool) {
+        if let Some(mut order) = self.sessions_of.get_mut(name) {
+            order.retain(|s| keep(s));
+        }
+        self.sessions_of
+            .remove_if(name, |_, order| order.is_empty());
     }
 
     /// Ends one session; its connections are closed.
     pub fn end_session(&self, session: &str) {
         if let Some((_, credential)) = self.by_digest.remove(session) {
+            self.forget_order(&credential.account, |s| s != session);
             self.close(&credential.account, "the session ended", |s| {
                 s == Some(session)
             });
@@ -195,6 +214,7 @@ impl Accounts {
         self.by_digest.retain(|digest, credential| {
             !(credential.session && credential.account == name && Some(digest.as_str()) != keep)
         });
+        self.forget_order(name, |s| Some(s) == keep);
         self.close(name, reason, |s| s.is_some() && s != keep);
     }
 
@@ -211,6 +231,19 @@ impl Accounts {
                 }
             }
         }
+    }
+
+    /// The kind of `name` if it is active and, for a connection that said `hello` with a
+    /// session token, that session still lasts.
+    pub fn speaks_for(&self, name: &str, session: Option<&str>) -> Option<AccountKind> {
+        let account = self.by_name.get(name)?;
+        if account.status != AccountStatus::Active {
+            return None;
+        }
+        if let Some(session) = session {
+            self.by_digest.get(session)?;
+        }
+        Some(account.kind)
     }
 
     /// The active account that `token` speaks for.
@@ -265,5 +298,32 @@ impl Accounts {
             }
         }
         self.seats.entry(name.to_string()).or_default().push(notice);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_login_past_the_sessions_an_account_keeps_ends_the_oldest() {
+        let accounts = Accounts::default();
+        accounts.insert("ayse", AccountKind::Player, "", AccountStatus::Active, None);
+        let mut pushed_out = Vec::new();
+        for i in 0..SESSIONS_PER_ACCOUNT + 2 {
+            pushed_out.extend(accounts.add_session(format!("s{i}"), "ayse"));
+        }
+        assert_eq!(pushed_out, vec!["s0".to_string(), "s1".to_string()]);
+        for old in &pushed_out {
+            accounts.end_session(old);
+        }
+        assert!(accounts.speaks_for("ayse", Some("s0")).is_none());
+        assert!(accounts.speaks_for("ayse", Some("s2")).is_some());
+        accounts.end_sessions("ayse", Some("s5"), "test");
+        assert!(accounts.speaks_for("ayse", Some("s2")).is_none());
+        assert!(accounts.speaks_for("ayse", Some("s5")).is_some());
+        accounts.set_status("ayse", AccountStatus::Disabled);
+        assert!(accounts.speaks_for("ayse", Some("s5")).is_none());
+        assert!(accounts.speaks_for("ayse", None).is_none());
     }
 }

@@ -59,6 +59,7 @@ async fn play(
         legal_moves: true,
         batch: false,
         boards: false,
+        rematch: false,
         outbox: outbox.clone(),
         re: None,
     })

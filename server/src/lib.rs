@@ -283,7 +283,8 @@ impl App {
             );
         }
         for (session, name) in store.sessions().await.map_err(|e| e.to_string())? {
-            self.accounts.add_session(session, &name);
+            // Stored sessions are never more than an account keeps.
+            let _ = self.accounts.add_session(session, &name);
         }
         ratings::Ratings::load(self).await?;
         Ok(all.len())
@@ -786,8 +787,20 @@ impl App {
                     .index_match(&match_id, &create.accounts, created_ms)
                     .await
                 {
-                    // Noted at the next start (the match itself is stored).
-                    tracing::warn!(%match_id, error = %e, "match not listed under its accounts");
+                    // The match itself is stored: its listing is tried again a little later
+                    // (and at the next start, if the server stops first).
+                    tracing::warn!(%match_id, error = %e, "match not listed under its accounts yet");
+                    let (store, id, accounts) =
+                        (store.clone(), match_id.clone(), create.accounts.clone());
+                    tokio::spawn(async move {
+                        for wait in [1, 5, 30, 120] {
+                            tokio::time::sleep(std::time::Duration::from_secs(wait)).await;
+                            if store.index_match(&id, &accounts, created_ms).await.is_ok() {
+                                return;
+                            }
+                        }
+                        tracing::error!(match_id = %id, "match not listed under its accounts");
+                    });
                 }
             }
         }

@@ -27,7 +27,7 @@ pub enum Change {
 
 pub struct Lobby {
     /// Oldest first.
-    seeks: Mutex<Vec<SeekView>>,
+    seeks: Mutex<Vec<Open>>,
     changes: broadcast::Sender<Change>,
 }
 
@@ -41,6 +41,13 @@ impl Default for Lobby {
     }
 }
 
+/// A seek in the lobby; `taken` while the match of the account that accepted it is being
+/// created (it is then neither shown nor taken again, and comes back if that fails).
+struct Open {
+    view: SeekView,
+    taken: bool,
+}
+
 /// Why the lobby said no.
 pub type Refused = (ErrorCode, String);
 
@@ -49,7 +56,7 @@ fn refused(code: ErrorCode, message: impl Into<String>) -> Refused {
 }
 
 impl Lobby {
-    fn seeks(&self) -> std::sync::MutexGuard<'_, Vec<SeekView>> {
+    fn seeks(&self) -> std::sync::MutexGuard<'_, Vec<Open>> {
         // A panic while holding the lock leaves a list that is still a valid list.
         self.seeks
             .lock()
@@ -60,20 +67,11 @@ impl Lobby {
     pub fn watch(&self, viewer: Option<&str>) -> (Vec<SeekView>, broadcast::Receiver<Change>) {
         let seeks = self.seeks();
         // Subscribed under the lock: no change falls between the list and the first change.
-        let seen = seeks
-            .iter()
-            .filter(|s| s.seen_by(viewer))
-            .cloned()
-            .collect();
-        (seen, self.changes.subscribe())
+        (shown(&seeks, viewer), self.changes.subscribe())
     }
 
     pub fn snapshot(&self, viewer: Option<&str>) -> Vec<SeekView> {
-        self.seeks()
-            .iter()
-            .filter(|s| s.seen_by(viewer))
-            .cloned()
-            .collect()
+        shown(&self.seeks(), viewer)
     }
 
     /// `account` offers a game.
@@ -114,7 +112,7 @@ impl Lobby {
             created_ms: now_ms,
         };
         let mut seeks = self.seeks();
-        if seeks.iter().filter(|s| s.account == account).count() >= SEEKS_PER_ACCOUNT {
+        if seeks.iter().filter(|s| s.view.account == account).count() >= SEEKS_PER_ACCOUNT {
             return Err(refused(
                 ErrorCode::RateLimited,
                 format!("an account has at most {SEEKS_PER_ACCOUNT} open seeks"),
@@ -126,7 +124,10 @@ impl Lobby {
                 "the lobby is full: accept a seek, or try again later",
             ));
         }
-        seeks.push(view.clone());
+        seeks.push(Open {
+            view: view.clone(),
+            taken: false,
+        });
         let _ = self.changes.send(Change::Added(view.clone()));
         Ok(view)
     }
@@ -136,14 +137,20 @@ impl Lobby {
         let mut seeks = self.seeks();
         let found = seeks
             .iter()
-            .position(|s| s.seek == id && s.seen_by(Some(account)));
+            .position(|s| s.view.seek == id && s.view.seen_by(Some(account)));
         let Some(i) = found else {
             return Err(no_seek(id));
         };
-        if seeks[i].account != account {
+        if seeks[i].view.account != account {
             return Err(refused(
                 ErrorCode::Forbidden,
                 "that seek is another account's",
+            ));
+        }
+        if seeks[i].taken {
+            return Err(refused(
+                ErrorCode::BadRequest,
+                "that seek is being accepted",
             ));
         }
         seeks.remove(i);
@@ -158,48 +165,49 @@ impl Lobby {
     /// follows.
     pub fn take(&self, account: &str, kind: AccountKind, id: &str) -> Result<SeekView, Refused> {
         let mut seeks = self.seeks();
-        let Some(i) = seeks.iter().position(|s| s.seek == id) else {
+        let Some(open) = seeks.iter_mut().find(|s| s.view.seek == id && !s.taken) else {
             return Err(no_seek(id));
         };
-        if seeks[i].account == account {
+        if open.view.account == account {
             return Err(refused(ErrorCode::BadRequest, "that seek is your own"));
         }
-        if !seeks[i].seen_by(Some(account)) {
+        if !open.view.seen_by(Some(account)) {
             // Another account's challenge: as if it were not there.
             return Err(no_seek(id));
         }
-        if seeks[i].rated && kind != AccountKind::Player {
+        if open.view.rated && kind != AccountKind::Player {
             return Err(refused(ErrorCode::BadRequest, "bots are not rated"));
         }
-        Ok(seeks.remove(i))
+        open.taken = true;
+        Ok(open.view.clone())
     }
 
     /// A taken seek became `match_id`.
     pub fn matched(&self, seek: &SeekView, match_id: &str) {
+        let mut seeks = self.seeks();
+        seeks.retain(|s| s.view.seek != seek.seek);
         let _ = self.changes.send(Change::Removed {
             seek: seek.seek.clone(),
             match_id: Some(match_id.to_string()),
         });
     }
 
-    /// A taken seek whose match could not be created is open again, where it was.
-    pub fn give_back(&self, seek: SeekView) {
-        let mut seeks = self.seeks();
-        let at = seeks
-            .iter()
-            .position(|s| s.created_ms > seek.created_ms)
-            .unwrap_or(seeks.len());
-        seeks.insert(at, seek);
+    /// A taken seek whose match could not be created is open again, unless its poster left
+    /// meanwhile (it is gone then).
+    pub fn give_back(&self, seek: &SeekView) {
+        if let Some(open) = self.seeks().iter_mut().find(|s| s.view.seek == seek.seek) {
+            open.taken = false;
+        }
     }
 
     /// `account`'s last connection closed: its seeks go.
     pub fn leave(&self, account: &str) {
         let mut seeks = self.seeks();
         seeks.retain(|s| {
-            let keep = s.account != account;
+            let keep = s.view.account != account;
             if !keep {
                 let _ = self.changes.send(Change::Removed {
-                    seek: s.seek.clone(),
+                    seek: s.view.seek.clone(),
                     match_id: None,
                 });
             }
@@ -208,9 +216,68 @@ impl Lobby {
     }
 }
 
+/// The open seeks `viewer` sees, oldest first.
+fn shown(seeks: &[Open], viewer: Option<&str>) -> Vec<SeekView> {
+    seeks
+        .iter()
+        .filter(|s| !s.taken && s.view.seen_by(viewer))
+        .map(|s| s.view.clone())
+        .collect()
+}
+
 fn no_seek(id: &str) -> Refused {
     refused(
         ErrorCode::BadRequest,
         format!("no open seek {id:?} (taken, cancelled, or its poster left)"),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pente() -> NewSeek {
+        NewSeek {
+            game: "pente".into(),
+            variant: None,
+            sets: 1,
+            clock: None,
+            rated: false,
+            to: None,
+        }
+    }
+
+    #[test]
+    fn a_taken_seek_is_hidden_and_comes_back_only_if_its_poster_stayed() {
+        let lobby = Lobby::default();
+        let seek = lobby.post("ayse", AccountKind::Player, pente(), 1).unwrap();
+        let taken = lobby.take("bora", AccountKind::Player, &seek.seek).unwrap();
+        assert!(
+            lobby.snapshot(None).is_empty(),
+            "not shown while its match is made"
+        );
+        assert!(lobby.take("cem", AccountKind::Player, &seek.seek).is_err());
+        assert!(lobby.cancel("ayse", &seek.seek).is_err(), "being accepted");
+        lobby.give_back(&taken);
+        assert_eq!(lobby.snapshot(None), vec![seek.clone()]);
+
+        // Its poster leaves while it is taken: the failed match does not bring it back.
+        let taken = lobby.take("bora", AccountKind::Player, &seek.seek).unwrap();
+        lobby.leave("ayse");
+        lobby.give_back(&taken);
+        assert!(lobby.snapshot(None).is_empty());
+    }
+
+    #[test]
+    fn seeks_are_bounded_per_account() {
+        let lobby = Lobby::default();
+        for _ in 0..SEEKS_PER_ACCOUNT {
+            lobby.post("ayse", AccountKind::Player, pente(), 1).unwrap();
+        }
+        let (code, _) = lobby
+            .post("ayse", AccountKind::Player, pente(), 1)
+            .unwrap_err();
+        assert_eq!(code, ErrorCode::RateLimited);
+        assert!(lobby.post("bora", AccountKind::Player, pente(), 1).is_ok());
+    }
 }

@@ -182,7 +182,13 @@ async fn open_session(app: &App, name: &str) -> Result<String, Refused> {
             .await
             .map_err(not_stored)?;
     }
-    app.accounts.add_session(session, name);
+    for old in app.accounts.add_session(session, name) {
+        // Past the sessions an account keeps: the oldest ends.
+        if let Some(store) = app.store() {
+            store.remove_session(&old).await.map_err(not_stored)?;
+        }
+        app.accounts.end_session(&old);
+    }
     Ok(token)
 }
 
@@ -252,7 +258,12 @@ pub async fn register(
         "account registered"
     );
     let token = match status {
-        AccountStatus::Active => Some(open_session(app, name).await?),
+        AccountStatus::Active => Some(open_session(app, name).await.map_err(|_| {
+            refused(
+                ErrorCode::Internal,
+                "the account is registered, but no session could be started: log in",
+            )
+        })?),
         _ => None,
     };
     Ok((status, token))

@@ -187,6 +187,11 @@ pub async fn catch_up(app: &App) -> Result<usize, String> {
         };
         // As the room decides at the round's end: rated only if something was played.
         let played = !state.sets.is_empty() || !state.position.moves.is_empty();
+        if !played {
+            // Looked at once.
+            store.not_rated(&id).await.map_err(|e| e.to_string())?;
+            continue;
+        }
         let (Some(rated), Some(result)) = (
             Rated::of(&config, &stored.spec.accounts).filter(|_| played),
             state.round,

@@ -69,6 +69,7 @@ pub async fn serve(
         watching: HashMap::new(),
         batch: false,
         boards: false,
+        rematch: false,
         bucket: TokenBucket::new(limits.rate_per_sec, limits.rate_burst),
         throttled: false,
         ip,
@@ -83,7 +84,8 @@ pub async fn serve(
     loop {
         let frame = tokio::select! {
             biased;
-            frame = next_frame(&mut pending, &mut stream) => frame,
+            // First: a client that keeps sending must not outrun its own closing (a logout,
+            // its account disabled, its queue overflowing).
             _ = kill.notified() => {
                 let ending = kill.ending();
                 close = Some(if ending.drain {
@@ -93,6 +95,7 @@ pub async fn serve(
                 });
                 break;
             }
+            frame = next_frame(&mut pending, &mut stream) => frame,
             _ = tokio::time::sleep_until(hello_deadline), if session.identity.is_none() => {
                 session.error(None, ErrorCode::Unauthorized, "no hello within the time allowed");
                 close = Some(Close::after_queue(CloseCode::Policy, "no hello in time"));
@@ -441,6 +444,7 @@ struct Session {
     /// Extensions granted at `hello`.
     batch: bool,
     boards: bool,
+    rematch: bool,
     bucket: TokenBucket,
     /// The last message had to wait for the rate limits.
     throttled: bool,
@@ -955,11 +959,13 @@ impl Session {
         let granted: Vec<Feature> = features.iter().filter_map(|f| Feature::parse(f)).collect();
         self.batch = granted.contains(&Feature::Batch);
         self.boards = granted.contains(&Feature::Boards);
+        self.rematch = granted.contains(&Feature::Rematch);
         let identity = Identity { kind, name };
         if self.identity.is_none() {
             metrics::gauge!("hakem_connections", "kind" => kind_label(kind)).increment(1.0);
         }
         self.identity = Some(identity.clone());
+        let presented = token.clone().unwrap_or_default();
         self.token = token.filter(|_| kind == IdentityKind::Guest && account.is_none());
         self.send(&ServerMessage::Welcome {
             protocol: PROTOCOL_VERSION,
@@ -977,15 +983,23 @@ impl Session {
                 holder.session.clone(),
                 |id| app.is_live(id),
             );
+            // Ended (logged out, disabled) between the lookup and the attach: closed now.
+            if self.app.accounts.by_token(&presented).is_none() {
+                self.outbox.close("the session ended");
+            }
             self.account = Some(holder.name);
             self.session = holder.session;
         }
     }
 
-    /// The account this connection speaks for, with its kind.
+    /// The account this connection speaks for, with its kind, while it still may: active,
+    /// and the session it said `hello` with not ended.
     fn account_kind(&self) -> Option<(String, AccountKind)> {
         let name = self.account.clone()?;
-        let kind = self.app.accounts.kind_of(&name)?;
+        let kind = self
+            .app
+            .accounts
+            .speaks_for(&name, self.session.as_deref())?;
         Some((name, kind))
     }
 
@@ -994,6 +1008,9 @@ impl Session {
     async fn accept_seek(&mut self, re: Option<RequestId>, id: &str) {
         let Some((name, kind)) = self.account_kind() else {
             return self.error(re, ErrorCode::Forbidden, "seeks are for accounts: log in");
+        };
+        let Ok(limited_ip) = self.may_create(&re) else {
+            return;
         };
         let seek = match self.app.lobby.take(&name, kind, id) {
             Ok(seek) => seek,
@@ -1012,6 +1029,9 @@ impl Session {
         };
         match self.app.open_match(create, None).await {
             Ok(created) => {
+                if let Some(ip) = limited_ip {
+                    self.app.guard.guest_created(ip, &created.match_id);
+                }
                 self.app.lobby.matched(&seek, &created.match_id);
                 self.send(&ServerMessage::Ack {
                     re,
@@ -1020,7 +1040,7 @@ impl Session {
                 });
             }
             Err(e) => {
-                self.app.lobby.give_back(seek);
+                self.app.lobby.give_back(&seek);
                 let (code, message) = match e {
                     crate::CreateError::Invalid(m) => (ErrorCode::BadRequest, m),
                     crate::CreateError::Store(m) => (ErrorCode::Internal, m),
@@ -1060,8 +1080,15 @@ impl Session {
                 seat_token,
             }),
             Ok(crate::room::RematchStep::Create(create)) => {
+                let Ok(limited_ip) = self.may_create(&re) else {
+                    let _ = room.rematch_made(None).await;
+                    return;
+                };
                 match self.app.open_match(*create, None).await {
                     Ok(created) => {
+                        if let Some(ip) = limited_ip {
+                            self.app.guard.guest_created(ip, &created.match_id);
+                        }
                         let made = Some((created.match_id.clone(), created.seat_tokens));
                         let _ = room.rematch_made(made).await;
                         self.send(&ack(created.match_id));
@@ -1138,7 +1165,7 @@ impl Session {
     fn caller(&self, arbiter_token: Option<String>) -> Caller {
         Caller {
             organizer: self.is_organizer(),
-            account: self.account.clone(),
+            account: self.account_kind().map(|(name, _)| name),
             arbiter_token,
         }
     }
@@ -1186,14 +1213,25 @@ impl Session {
         }
     }
 
-    async fn create(&self, re: Option<RequestId>, create: CreateMatch) {
-        // Guests' matches are limited per address; accounts and the organizer are known.
-        let guest_ip = self
-            .ip
-            .filter(|_| self.identity.as_ref().map(|i| i.kind) == Some(IdentityKind::Guest));
-        if let Some(ip) = guest_ip {
-            let app = &self.app;
-            if let Err(refusal) = app.guard.guest_create(ip, |id| app.is_waiting(id)) {
+    /// The address whose match-creation limits this connection's new matches count against:
+    /// a guest's or a player's (who may have registered themselves); the organizer's and bot
+    /// accounts' count against none.
+    fn creation_ip(&self) -> Option<std::net::IpAddr> {
+        let kind = self.identity.as_ref().map(|i| i.kind);
+        self.ip
+            .filter(|_| matches!(kind, Some(IdentityKind::Guest | IdentityKind::Player)))
+    }
+
+    /// One more match from this connection now, or the refusal said; `Ok` carries the address
+    /// to count the match against once it exists.
+    fn may_create(&self, re: &Option<RequestId>) -> Result<Option<std::net::IpAddr>, ()> {
+        let Some(ip) = self.creation_ip() else {
+            return Ok(None);
+        };
+        let app = &self.app;
+        match app.guard.guest_create(ip, |id| app.is_waiting(id)) {
+            Ok(()) => Ok(Some(ip)),
+            Err(refusal) => {
                 let message = match refusal {
                     crate::guard::Refusal::Waiting => {
                         "too many matches from this address wait for their players: \
@@ -1201,13 +1239,28 @@ impl Session {
                     }
                     _ => "matches are created too fast from this address: wait a minute",
                 };
-                self.error(re, ErrorCode::RateLimited, message);
-                return;
+                self.error(re.clone(), ErrorCode::RateLimited, message);
+                Err(())
             }
         }
+    }
+
+    async fn create(&self, re: Option<RequestId>, create: CreateMatch) {
+        // Rated matches come from the lobby, a rematch or the organizer: nobody else may put
+        // two accounts' ratings at stake.
+        if create.rated && !self.is_organizer() {
+            return self.error(
+                re,
+                ErrorCode::Forbidden,
+                "rated matches are made in the lobby (a seek), by a rematch, or by the organizer",
+            );
+        }
+        let Ok(limited_ip) = self.may_create(&re) else {
+            return;
+        };
         match self.app.create_match(create).await {
             Ok(created) => {
-                if let Some(ip) = guest_ip {
+                if let Some(ip) = limited_ip {
                     self.app.guard.guest_created(ip, &created.match_id);
                 }
                 self.send(&ServerMessage::MatchCreated {
@@ -1259,6 +1312,7 @@ impl Session {
                         legal_moves: entry.legal_moves,
                         batch: self.batch,
                         boards: self.boards,
+                        rematch: self.rematch,
                         outbox: self.outbox.clone(),
                         re: re.clone(),
                     };
@@ -1377,6 +1431,7 @@ impl Session {
                         legal_moves,
                         batch: self.batch,
                         boards: self.boards,
+                        rematch: self.rematch,
                         outbox: self.outbox.clone(),
                         re: None,
                     };

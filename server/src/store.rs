@@ -35,6 +35,7 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (6, include_str!("../migrations/0006_logins.sql")),
     (7, include_str!("../migrations/0007_ratings.sql")),
     (8, include_str!("../migrations/0008_match_players.sql")),
+    (9, include_str!("../migrations/0009_rounds_not_rated.sql")),
 ];
 
 /// Writes waiting for the writer; a full queue makes rooms wait (never drops an event).
@@ -690,6 +691,18 @@ impl Store {
         }))
     }
 
+    /// Notes a rated match whose round rated nobody (nothing was played in it).
+    pub async fn not_rated(&self, match_id: &str) -> Result<(), StoreError> {
+        let sql = sql_for(
+            &self.db,
+            "INSERT INTO rounds_not_rated (match_id) VALUES ($1) ON CONFLICT (match_id) DO NOTHING",
+        );
+        on_db!(&self.db, pool => {
+            sqlx::query(&sql).bind(match_id).execute(pool).await?;
+        });
+        Ok(())
+    }
+
     /// Every rating as (account, pool, rating); with `account`, that account's only.
     pub async fn ratings(
         &self,
@@ -762,7 +775,8 @@ impl Store {
         // The spec is JSON written by serde, where a rated match has `"rated":true`; the
         // caller checks the spec itself.
         let sql = "SELECT id FROM matches WHERE finished = 1 AND spec LIKE '%\"rated\":true%' \
-                   AND id NOT IN (SELECT match_id FROM rating_history) ORDER BY finished_ms, id";
+                   AND id NOT IN (SELECT match_id FROM rating_history) \
+                   AND id NOT IN (SELECT match_id FROM rounds_not_rated) ORDER BY finished_ms, id";
         Ok(on_db!(&self.db, pool => {
             let rows = sqlx::query(sql).fetch_all(pool).await?;
             let mut out = Vec::with_capacity(rows.len());

@@ -195,11 +195,18 @@ async fn a_seek_is_seen_accepted_and_becomes_a_match_with_both_seated() {
 #[tokio::test]
 async fn both_players_offer_a_rematch_and_get_the_new_match_with_the_seats_swapped() {
     let server = Server::start();
-    let (mut p1, mut p2, m) = seated_pair(
+    // Ayşe's client is a v1 client that asked for nothing; Bora's asked to hear of rematches.
+    let (mut p1, mut v1_p2, m) = seated_pair(
         &server,
         json!({"game": "pente", "sets": 1, "players": {"p1": "Ayşe", "p2": "Bora"}}),
     )
     .await;
+    let mut p2 = Client::connect_raw(&server, "p2 with rematch").await;
+    p2.send(json!({"type": "hello", "protocol": 1, "features": ["rematch"]}))
+        .await;
+    assert_eq!(p2.next().await["features"], json!(["rematch"]));
+    p2.accepted(json!({"type": "join", "match": m.id, "seat_token": m.p2}))
+        .await;
     let offer = json!({"type": "offer_rematch", "match": m.id});
     p1.accepted(json!({"type": "ready", "match": m.id})).await;
     p2.accepted(json!({"type": "ready", "match": m.id})).await;
@@ -217,12 +224,20 @@ async fn both_players_offer_a_rematch_and_get_the_new_match_with_the_seats_swapp
     spectator.refused(offer.clone(), "bad_request").await;
     p2.accepted(json!({"type": "resign", "match": m.id})).await;
 
-    // The first offer is told to the other seat; asking twice changes nothing.
+    // The first offer is told to the other seat (to the client that asked to hear of it);
+    // asking twice changes nothing.
     let first = p1.accepted(offer.clone()).await;
     assert_eq!(first["match"], m.id.as_str());
     let told = p2.find(|f| f["type"] == "rematch_offered").await;
     assert_eq!(told["seat"], "p1");
     p1.accepted(offer.clone()).await;
+    v1_p2.request(json!({"type": "ping"})).await;
+    assert!(
+        v1_p2
+            .buffered()
+            .all(|f| !f["type"].as_str().unwrap().starts_with("rematch")),
+        "a v1 client sees protocol v1 only"
+    );
 
     // The second makes the match: the seats swap, each is given their new token.
     let made = p2.accepted(offer.clone()).await;

@@ -149,6 +149,16 @@ async fn rated_rounds_on(database: Database) {
         )
         .await;
 
+    // Nobody but the organizer puts two accounts' ratings at stake by creating a match.
+    let mut guest = Client::connect(&server, "guest", None).await;
+    guest
+        .refused(
+            json!({"type": "create_match", "game": "pente", "rated": true,
+                "accounts": {"p1": "ayse", "p2": "bora"}}),
+            "forbidden",
+        )
+        .await;
+
     // A newcomer's page: no ratings yet.
     let fresh = server.get_json("/api/players/ayse");
     assert_eq!(fresh["ratings"], json!({}));

@@ -31,6 +31,8 @@ struct Member {
     legal_moves: bool,
     batch: bool,
     boards: bool,
+    /// Told of rematch offers (asked for at `hello`, or offered one itself).
+    rematch: bool,
 }
 
 /// One action's frames, as each kind of member takes them: with boards (as stored) or without
@@ -450,6 +452,10 @@ impl Room {
             });
         }
         *self.rematch.offered.get_mut(seat) = true;
+        // Whoever offers understands the answer.
+        if let Some(member) = self.members.get_mut(&conn) {
+            member.rematch = true;
+        }
         if !self.rematch.offered.get(seat.other()) || self.rematch.creating {
             let notice = ServerMessage::RematchOffered {
                 match_id: self.id.to_string(),
@@ -494,11 +500,11 @@ impl Room {
         self.rematch.made = Some((match_id, tokens));
     }
 
-    /// A frame for the members at `seat` only.
+    /// A frame for the members at `seat` that are told of rematches (v1 clients never are).
     fn tell_seat(&self, seat: Seat, message: &ServerMessage) {
         let frame = crate::outbox::encode(message);
         for member in self.members.values() {
-            if member.role == Role::Player(seat) {
+            if member.role == Role::Player(seat) && member.rematch {
                 member.outbox.send(frame.clone());
             }
         }
@@ -535,6 +541,7 @@ impl Room {
             legal_moves,
             batch,
             boards,
+            rematch,
             outbox,
             re,
         } = join;
@@ -564,6 +571,7 @@ impl Room {
                 legal_moves,
                 batch,
                 boards,
+                rematch,
             },
         );
         metrics::gauge!("hakem_room_members", "role" => role.metric_label()).increment(1.0);

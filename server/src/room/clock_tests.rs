@@ -108,6 +108,7 @@ fn join(conn: u64, member: &Member, credential: Credential) -> Join {
         legal_moves: false,
         batch: false,
         boards: true,
+        rematch: false,
         outbox: member.outbox.clone(),
         re: None,
     }

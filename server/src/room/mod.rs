@@ -97,6 +97,8 @@ pub struct Join {
     pub batch: bool,
     /// The member takes boards in events.
     pub boards: bool,
+    /// The member is told of rematch offers.
+    pub rematch: bool,
     pub outbox: Outbox,
     pub re: Option<RequestId>,
 }
