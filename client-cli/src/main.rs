@@ -15,6 +15,7 @@ mod connection;
 mod create;
 mod follow;
 mod load;
+mod lobby;
 mod organize;
 mod play;
 mod relay;
@@ -56,6 +57,9 @@ enum Command {
     /// approves and disables accounts.
     #[command(subcommand)]
     Account(account::AccountCommand),
+    /// The lobby: list the open seeks, offer a game and wait for a taker, or accept one.
+    #[command(subcommand)]
+    Lobby(lobby::LobbyCommand),
     /// Swiss tournaments: run one on the server (create, start, pair-next, withdraw, ...) and
     /// the arbiter's tools on TRF files (pair, check, standings).
     #[command(subcommand)]
@@ -78,6 +82,7 @@ fn main() -> ExitCode {
         Command::Arbiter(args) => run_async(arbiter::run(args)),
         Command::Rules(cmd) => rules::run(cmd),
         Command::Account(cmd) => run_async(account::run(cmd)),
+        Command::Lobby(cmd) => run_async(lobby::run(cmd)),
         Command::Tournament(cmd) => run_async(tournament::run(cmd)),
         Command::Load(args) => run_threaded(load::run(args)),
         Command::Relay(args) => run_threaded(relay::run(args)),

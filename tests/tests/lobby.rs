@@ -265,3 +265,74 @@ async fn both_players_offer_a_rematch_and_get_the_new_match_with_the_seats_swapp
     assert_eq!(late["type"], "rematch", "{late}");
     assert_eq!(late["seat_token"], for_p1["seat_token"]);
 }
+
+#[tokio::test]
+async fn the_terminal_posts_a_seek_and_another_terminal_accepts_it() {
+    use std::process::{Command, Stdio};
+    let server = Server::start();
+    let url = server.ws_url();
+    let mut organizer = Client::connect(&server, "organizer", Some(ORGANIZER)).await;
+    let ayse = account(&mut organizer, "ayse", "player").await;
+    let bora = account(&mut organizer, "bora", "player").await;
+    let hakem = hakem_blackbox::binary("hakem");
+
+    let seeker = Command::new(&hakem)
+        .args(["lobby", "seek", "--server", &url, "--token", &ayse])
+        .args(["--game", "pente", "--clock", "5", "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run hakem lobby seek");
+    let mut seek_line = String::new();
+    for _ in 0..100 {
+        let out = hakem_blackbox::hakem(&["lobby", "list", "--server", &url]);
+        assert!(out.status.success());
+        seek_line = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        if !seek_line.is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(
+        seek_line.contains("  ayse  pente tournament  3 sets  5:00  casual"),
+        "{seek_line:?}"
+    );
+    let id = seek_line.split_whitespace().next().unwrap().to_string();
+
+    let refused = hakem_blackbox::hakem(&[
+        "lobby",
+        "accept",
+        "--server",
+        &url,
+        "--token",
+        &bora,
+        "nosuchseek",
+    ]);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("no open seek"));
+
+    let accepted = hakem_blackbox::hakem(&[
+        "lobby", "accept", "--server", &url, "--token", &bora, &id, "--json",
+    ]);
+    assert!(
+        accepted.status.success(),
+        "{}",
+        String::from_utf8_lossy(&accepted.stderr)
+    );
+    let taker: Value = serde_json::from_slice(&accepted.stdout).unwrap();
+    let posted = seeker.wait_with_output().unwrap();
+    assert!(
+        posted.status.success(),
+        "{}",
+        String::from_utf8_lossy(&posted.stderr)
+    );
+    let poster: Value = serde_json::from_slice(&posted.stdout).unwrap();
+    assert_eq!(poster["match"], taker["match"]);
+    assert_ne!(poster["seat"], taker["seat"]);
+    // The tokens seat them.
+    let mut seat = Client::connect(&server, "poster", None).await;
+    seat.accepted(
+        json!({"type": "join", "match": poster["match"], "seat_token": poster["seat_token"]}),
+    )
+    .await;
+}

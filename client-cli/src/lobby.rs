@@ -1,0 +1,275 @@
+//! `hakem lobby list|seek|accept`: the server's lobby from the terminal. `seek` posts an offer
+//! and waits until someone accepts it; `accept` takes one. Both end with the new match and the
+//! seat to play it from (`hakem play --match ID --token T`).
+
+use std::collections::HashSet;
+use std::process::ExitCode;
+
+use clap::{Args, Subcommand};
+use hakem_games::GameKind;
+use hakem_protocol::{ClientMessage, NewSeek, SeekView, ServerMessage};
+use serde_json::json;
+
+use crate::connection::{reply_to, Connection, Incoming};
+use crate::create::{clock_config, parse_clock, Clock};
+use crate::organize::{ask, Server};
+use crate::session::FAILURE;
+
+#[derive(Subcommand, Debug)]
+pub enum LobbyCommand {
+    /// The open seeks (with --token, the challenges to this account too).
+    List(ListArgs),
+    /// Offer a game and wait until someone accepts it; prints the match and your seat.
+    Seek(SeekArgs),
+    /// Accept a seek (its id, as `list` shows it); prints the match and your seat.
+    Accept(AcceptArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct ListArgs {
+    #[command(flatten)]
+    server: Server,
+    /// An account's token or session token (none: as a guest).
+    #[arg(long, value_name = "T", env = "HAKEM_TOKEN", hide_env_values = true)]
+    token: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct SeekArgs {
+    #[command(flatten)]
+    server: Server,
+    /// The account's token or session token.
+    #[arg(long, value_name = "T", env = "HAKEM_TOKEN", hide_env_values = true)]
+    token: String,
+    /// pentago, quoridor or pente.
+    #[arg(long, value_name = "G", default_value = "pentago")]
+    game: GameKind,
+    /// The rules (preset): pentago tr or classic; quoridor standard; pente tournament or free.
+    #[arg(long, value_name = "V")]
+    variant: Option<String>,
+    /// Sets in the round.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    sets: u8,
+    /// Time per player per set, MM:SS (or whole minutes), or `none`.
+    #[arg(long, value_name = "MM:SS|none", value_parser = parse_clock)]
+    clock: Option<Clock>,
+    /// Both players' ratings change.
+    #[arg(long)]
+    rated: bool,
+    /// Challenge this account only.
+    #[arg(long, value_name = "NAME")]
+    to: Option<String>,
+    /// One JSON line: {"match":..,"seat":..,"seat_token":..}.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct AcceptArgs {
+    #[command(flatten)]
+    server: Server,
+    /// The account's token or session token.
+    #[arg(long, value_name = "T", env = "HAKEM_TOKEN", hide_env_values = true)]
+    token: String,
+    /// The seek's id.
+    seek: String,
+    /// One JSON line: {"match":..,"seat":..,"seat_token":..}.
+    #[arg(long)]
+    json: bool,
+}
+
+pub async fn run(command: LobbyCommand) -> ExitCode {
+    let result = match command {
+        LobbyCommand::List(args) => list(args).await,
+        LobbyCommand::Seek(args) => seek(args).await,
+        LobbyCommand::Accept(args) => accept(args).await,
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("hakem: {message}");
+            ExitCode::from(FAILURE)
+        }
+    }
+}
+
+/// One line a seek: its id, then what it offers.
+fn line(seek: &SeekView) -> String {
+    let clock = match seek.clock {
+        Some(clock) => format!(
+            "{}:{:02}",
+            clock.initial_ms / 60_000,
+            clock.initial_ms / 1000 % 60
+        ),
+        None => "untimed".into(),
+    };
+    let mut text = format!(
+        "{}  {}  {} {}  {} sets  {}  {}",
+        seek.seek,
+        seek.account,
+        seek.game,
+        seek.variant,
+        seek.sets,
+        clock,
+        if seek.rated { "rated" } else { "casual" }
+    );
+    if let Some(to) = &seek.to {
+        text.push_str(&format!("  challenge to {to}"));
+    }
+    text
+}
+
+async fn list(args: ListArgs) -> Result<(), String> {
+    match ask(
+        &args.server.server,
+        args.token.as_deref(),
+        ClientMessage::WatchLobby,
+    )
+    .await?
+    {
+        ServerMessage::Lobby { seeks, .. } => {
+            if seeks.is_empty() {
+                eprintln!("no open seek");
+            }
+            for seek in &seeks {
+                println_or_quit!("{}", line(seek));
+            }
+            Ok(())
+        }
+        other => Err(format!("unexpected reply from the server: {other:?}")),
+    }
+}
+
+/// Where the player now plays.
+struct Seated {
+    match_id: String,
+    seat: hakem_protocol::Seat,
+    seat_token: String,
+}
+
+/// The seat a `your_match` frame gives.
+fn seated_of(incoming: Incoming) -> Option<Seated> {
+    match incoming {
+        Incoming::Message(ServerMessage::YourMatch {
+            match_id,
+            seat,
+            seat_token,
+            ..
+        }) => Some(Seated {
+            match_id,
+            seat,
+            seat_token,
+        }),
+        _ => None,
+    }
+}
+
+fn print_seated(server: &str, seated: &Seated, json_out: bool) {
+    if json_out {
+        println_or_quit!(
+            "{}",
+            json!({"match": seated.match_id, "seat": seated.seat, "seat_token": seated.seat_token})
+        );
+    } else {
+        println_or_quit!(
+            "match {}: you play {}. Play it with:\n  hakem play --server {} --match {} --token {}",
+            seated.match_id,
+            seated.seat,
+            server,
+            seated.match_id,
+            seated.seat_token
+        );
+    }
+}
+
+fn refused(incoming: &Incoming) -> Option<String> {
+    match incoming {
+        Incoming::Message(ServerMessage::Error(e)) => Some(format!(
+            "the server refused: {} ({})",
+            e.message,
+            e.code.as_str()
+        )),
+        _ => None,
+    }
+}
+
+async fn seek(args: SeekArgs) -> Result<(), String> {
+    let clock = clock_config(args.clock, None)?;
+    let message = ClientMessage::Seek(NewSeek {
+        game: args.game.as_str().to_string(),
+        variant: args.variant.clone(),
+        sets: args.sets,
+        clock,
+        rated: args.rated,
+        to: args.to.clone(),
+    });
+    let mut conn = Connection::open_as(&args.server.server, &args.token)
+        .await
+        .map_err(|e| e.0)?;
+    let id = conn.send(message).await.map_err(|e| e.0)?;
+    // Matches announced before the seek's reply were there before it.
+    let mut before = HashSet::new();
+    let mut posted = false;
+    loop {
+        let Some(incoming) = conn.recv().await.map_err(|e| e.0)? else {
+            return Err("the server closed the connection".into());
+        };
+        if reply_to(&incoming) == Some(id) {
+            if let Some(why) = refused(&incoming) {
+                return Err(why);
+            }
+            if let Incoming::Message(ServerMessage::SeekPosted { seek, .. }) = &incoming {
+                eprintln!(
+                    "seek posted: {}; waiting for someone to accept it",
+                    line(seek)
+                );
+                posted = true;
+            }
+            continue;
+        }
+        if let Some(seated) = seated_of(incoming) {
+            if !posted {
+                before.insert(seated.match_id);
+            } else if !before.contains(&seated.match_id) {
+                print_seated(&args.server.server, &seated, args.json);
+                return Ok(());
+            }
+        }
+    }
+}
+
+async fn accept(args: AcceptArgs) -> Result<(), String> {
+    let mut conn = Connection::open_as(&args.server.server, &args.token)
+        .await
+        .map_err(|e| e.0)?;
+    let id = conn
+        .send(ClientMessage::AcceptSeek {
+            seek: args.seek.clone(),
+        })
+        .await
+        .map_err(|e| e.0)?;
+    // The new match's `your_match` may come before the reply that names it.
+    let mut announced = Vec::new();
+    let mut made: Option<String> = None;
+    loop {
+        if let Some(new) = &made {
+            if let Some(seated) = announced.iter().find(|s: &&Seated| &s.match_id == new) {
+                print_seated(&args.server.server, seated, args.json);
+                return Ok(());
+            }
+        }
+        let Some(incoming) = conn.recv().await.map_err(|e| e.0)? else {
+            return Err("the server closed the connection".into());
+        };
+        if reply_to(&incoming) == Some(id) {
+            if let Some(why) = refused(&incoming) {
+                return Err(why);
+            }
+            if let Incoming::Message(ServerMessage::Ack { match_id, .. }) = incoming {
+                made = match_id;
+            }
+            continue;
+        }
+        announced.extend(seated_of(incoming));
+    }
+}
