@@ -3,6 +3,7 @@
 // "your match is ready"; a challenge is seen and accepted by the one challenged. A wrong
 // password is said in words; logging out forgets the session.
 
+import { readFileSync } from "node:fs";
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { announcements, assertNoViolations, newPage, shoot, testBed } from "./helpers.js";
@@ -106,6 +107,12 @@ test("register, post a seek, another player accepts it: both are seated", { skip
   await again.waitForSelector("#player-title");
   await again.goto(`${bed.server.url}/#/account`);
   assert.equal(await again.textContent("#account-who"), "Logged in as ayse.");
+  // Her data, downloaded as a file.
+  const [download] = await Promise.all([again.waitForEvent("download"), again.click("#export-button")]);
+  assert.equal(download.suggestedFilename(), "hakem-ayse.json");
+  const data = JSON.parse(readFileSync(await download.path(), "utf8"));
+  assert.equal(data.account.name, "ayse");
+  assert.equal(data.matches.length, 2);
   await again.click("#logout-button");
   await again.waitForSelector("#login-form");
   assert.equal(await again.evaluate(() => localStorage.getItem("hakem.session")), null);

@@ -108,6 +108,26 @@ export class AccountView {
     this.paint();
   }
 
+  /** Everything the server keeps of the account, as a JSON file (the token goes in a header,
+   * never in an address). */
+  async download() {
+    const session = storedSession();
+    if (!session) return;
+    try {
+      const response = await fetch("/api/account/export", { headers: { Authorization: `Bearer ${session.token}` }, cache: "no-store" });
+      if (!response.ok) throw new Error(String(response.status));
+      const url = URL.createObjectURL(await response.blob());
+      const link = el("a", { href: url, download: `hakem-${session.name}.json` });
+      document.body.append(link);
+      link.click();
+      link.remove();
+      setTimeout(() => URL.revokeObjectURL(url), 10000);
+      announce(t("account_exported"));
+    } catch {
+      this.fail(t("account_export_failed"));
+    }
+  }
+
   form(kind) {
     const id = (field) => `${kind}-${field}`;
     const field = (name, label, type, autocomplete) => el("div", { class: "field" }, [
@@ -156,6 +176,8 @@ export class AccountView {
         el("section", { class: "card" }, [
           el("p", { id: "account-who", text: t("account_as", { name: session.name }) }),
           el("p", {}, [el("a", { href: "#/player", id: "account-player", text: t("account_your_page") })]),
+          el("button", { type: "button", id: "export-button", onclick: () => this.download(), text: t("account_export") }),
+          " ",
           el("button", { type: "button", id: "logout-button", onclick: () => this.logout(), text: t("account_logout") }),
         ]),
       );

@@ -41,6 +41,7 @@ pub fn router(app: Arc<App>, metrics: Option<PrometheusHandle>) -> Router {
         .route("/api/tournaments/{id}/trf", get(tournament_trf))
         .route("/api/players/{name}", get(player_profile))
         .route("/api/players/{name}/matches", get(player_matches))
+        .route("/api/account/export", get(account_export))
         .merge(crate::web::routes())
         .with_state(app)
 }
@@ -231,6 +232,38 @@ async fn player_profile(Path(name): Path<String>, State(app): State<Arc<App>>) -
         None => (
             StatusCode::NOT_FOUND,
             Json(json!({"code": "unknown_account", "message": format!("no account {name:?}")})),
+        )
+            .into_response(),
+    }
+}
+
+/// Everything the server keeps of the account whose token (an account's or a session's)
+/// comes as `Authorization: Bearer TOKEN`, as one JSON file.
+async fn account_export(State(app): State<Arc<App>>, headers: HeaderMap) -> Response {
+    let token = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .unwrap_or("");
+    let Some(holder) = app.account_of_token(token) else {
+        return (
+            StatusCode::UNAUTHORIZED,
+            Json(json!({"code": "unauthorized", "message": "send an account's token or a session token as Authorization: Bearer TOKEN"})),
+        )
+            .into_response();
+    };
+    match crate::export::account(&app, &holder).await {
+        Ok(data) => (
+            [(
+                header::CONTENT_DISPOSITION,
+                format!("attachment; filename=\"hakem-{holder}.json\""),
+            )],
+            Json(data),
+        )
+            .into_response(),
+        Err(message) => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            Json(json!({"code": "internal", "message": message})),
         )
             .into_response(),
     }

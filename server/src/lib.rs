@@ -8,6 +8,7 @@
 mod accounts;
 mod analysis;
 mod archive;
+mod export;
 pub mod guard;
 mod house_bot;
 pub mod http;
@@ -680,6 +681,14 @@ impl App {
 
     pub fn account_exists(&self, name: &str) -> bool {
         self.accounts.exists(name)
+    }
+
+    /// The active account a token (its own, or a session's) speaks for.
+    pub fn account_of_token(&self, token: &str) -> Option<String> {
+        (!token.is_empty())
+            .then(|| self.accounts.by_token(token))
+            .flatten()
+            .map(|holder| holder.name)
     }
 
     /// Two different player accounts, and no house bot: a match that may be rated.

@@ -265,13 +265,21 @@ impl Server {
 
     /// A plain HTTP GET; returns the status code and the body.
     pub fn get(&self, path: &str) -> (u16, String) {
+        let (status, _, body) = self.get_with(path, &[]);
+        (status, body)
+    }
+
+    /// A plain HTTP GET with extra header lines (`Name: value`); returns the status code, the
+    /// response's head and the body.
+    pub fn get_with(&self, path: &str, headers: &[&str]) -> (u16, String, String) {
         let mut stream = StdTcpStream::connect(&self.addr).expect("connect for HTTP");
         stream
             .set_read_timeout(Some(PATIENCE))
             .expect("read timeout");
+        let extra: String = headers.iter().map(|h| format!("{h}\r\n")).collect();
         write!(
             stream,
-            "GET {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
+            "GET {path} HTTP/1.1\r\nHost: {}\r\n{extra}Connection: close\r\n\r\n",
             self.addr
         )
         .expect("send request");
@@ -282,11 +290,11 @@ impl Server {
             .nth(1)
             .and_then(|code| code.parse().ok())
             .unwrap_or(0);
-        let body = response
+        let (head, body) = response
             .split_once("\r\n\r\n")
-            .map(|(_, body)| body.to_string())
+            .map(|(head, body)| (head.to_string(), body.to_string()))
             .unwrap_or_default();
-        (status, body)
+        (status, head, body)
     }
 
     /// `GET` of a JSON document.

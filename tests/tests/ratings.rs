@@ -120,11 +120,15 @@ async fn rated_rounds_change_both_ratings_once_and_survive_a_restart() {
 async fn rated_rounds_on(database: Database) {
     let mut server = Server::start_on(database, &[]);
     let mut organizer = Client::connect(&server, "organizer", Some(ORGANIZER)).await;
+    let mut ayse_token = String::new();
     for (name, kind) in [("ayse", "player"), ("bora", "player"), ("robo", "bot")] {
         let created = organizer
             .request(json!({"type": "create_account", "name": name, "kind": kind}))
             .await;
         assert_eq!(created["type"], "account_created");
+        if name == "ayse" {
+            ayse_token = created["token"].as_str().unwrap().to_string();
+        }
     }
 
     // Only two different player accounts, without the house bot, play rated.
@@ -261,6 +265,31 @@ async fn rated_rounds_on(database: Database) {
         server.get("/api/players/ayse/matches?before=nonsense").0,
         400
     );
+
+    // Her data, for her: the account, every rating and rated round, every match.
+    for refused in [
+        vec![],
+        vec!["Authorization: Bearer 0123456789abcdef0123456789abcdef"],
+    ] {
+        assert_eq!(server.get_with("/api/account/export", &refused).0, 401);
+    }
+    let bearer = format!("Authorization: Bearer {ayse_token}");
+    let (status, head, body) = server.get_with("/api/account/export", &[&bearer]);
+    assert_eq!(status, 200, "{body}");
+    assert!(
+        head.to_ascii_lowercase()
+            .contains("content-disposition: attachment; filename=\"hakem-ayse.json\""),
+        "{head}"
+    );
+    let data: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        data["account"],
+        json!({"name": "ayse", "kind": "player", "status": "active"})
+    );
+    assert_eq!(data["rated_rounds"].as_array().unwrap().len(), 3);
+    assert_eq!(data["matches"].as_array().unwrap().len(), 5);
+    assert!(close(rating_of(&data, "pente"), a2), "{data}");
+    assert!(!body.contains(&ayse_token), "no token in the export");
 }
 
 #[tokio::test]
