@@ -89,6 +89,15 @@ test("register, post a seek, another player accepts it: both are seated", { skip
   await ayse.waitForFunction(() => document.querySelectorAll("#recent li").length === 2);
   assert.match(await ayse.textContent("#recent li"), /^Pente: .* 0–0 .* — Not started, watch$/);
 
+  // Anyone's page: Bora looks at Ayşe's.
+  await bora.goto(`${bed.server.url}/#/profile/ayse`);
+  await bora.waitForSelector("#recent li");
+  assert.equal(await bora.textContent("#profile-title"), "ayse");
+  assert.equal(await bora.$$eval("#recent li", (items) => items.length), 2);
+  await assertNoViolations(bora, "another player's page");
+  await bora.goto(`${bed.server.url}/#/profile/nobody`);
+  await bora.waitForSelector("#profile-missing");
+
   const link = await ayse.getAttribute("#player-matches li a", "href");
   assert.match(link, /^#\/match\/[^?]+\?seat=[0-9a-f]{32}$/);
   await ayse.click("#player-matches li a");

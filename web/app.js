@@ -1,6 +1,6 @@
 // hakem web client: routes by the URL's fragment to the lobby (`#/`), a match page
 // (`#/match/ID`), a tournament page (`#/tournament/ID`), a replay (`#/replay/ID`), a player's
-// page (`#/player`) or the account page (`#/account`), and keeps the language switch and
+// page (`#/player`), another player's (`#/profile/NAME`) or the account page (`#/account`), and keeps the language switch and
 // the connection banner. Everything a page shows comes from the server (protocol v1 with the
 // `batch` and `boards` extensions, and the read-only HTTP API); no page keeps rules of its own.
 
@@ -8,7 +8,7 @@ import { t, lang, setLang, onLangChange } from "./i18n.js";
 import { AccountView } from "./account.js";
 import { LobbyView } from "./lobby.js";
 import { MatchView } from "./match.js";
-import { PlayerView } from "./player.js";
+import { PlayerView, ProfileView } from "./player.js";
 import { ReplayView } from "./replay.js";
 import { TournamentView } from "./tournament.js";
 import { conn, showAlert } from "./ui.js";
@@ -56,6 +56,8 @@ function parseHash() {
   if (m) return { name: "match", id: decodeURIComponent(m[1]), params };
   if (path === "/player") return { name: "player", params };
   if (path === "/account") return { name: "account", params };
+  const pm = /^\/profile\/([^/]+)$/.exec(path);
+  if (pm) return { name: "profile", id: decodeURIComponent(pm[1]), params };
   const rm = /^\/replay\/([^/]+)$/.exec(path);
   if (rm) return { name: "replay", id: decodeURIComponent(rm[1]), params };
   const tm = /^\/tournament\/([^/]+)$/.exec(path);
@@ -73,6 +75,7 @@ function route() {
   else if (where.name === "replay") view = new ReplayView(where.id);
   else if (where.name === "player") view = new PlayerView(where.params);
   else if (where.name === "account") view = new AccountView();
+  else if (where.name === "profile") view = new ProfileView(where.id);
   else view = new LobbyView();
 }
 

@@ -169,64 +169,12 @@ export class PlayerView {
         el("div", { class: "check" }, [sounds, el("label", { for: "player-sounds", text: t("sounds_ready") })]),
         el("div", { class: "check" }, [notify, el("label", { for: "player-notify", text: t("player_notify") })]),
       ]),
-      this.ratingsCard(),
-      this.recentCard(),
+      ratingsCard(this.name, this.profile),
+      recentCard(this.recent),
       this.seeksCard(),
     );
     // A list drawn again keeps the focus where it was.
     if (focused) document.getElementById(focused)?.focus();
-  }
-
-  ratingsCard() {
-    const pools = Object.entries(this.profile?.ratings || {});
-    const rows = pools.map(([pool, r]) =>
-      el("tr", {}, [
-        el("th", { scope: "row", text: t(`pool_${pool.replace("-", "_")}`) }),
-        el("td", { text: `${Math.round(r.rating)}${r.provisional ? "?" : ""}` }),
-        el("td", { text: `±${Math.round(r.deviation)}` }),
-        el("td", { text: String(r.rounds) }),
-      ]),
-    );
-    const history = (this.profile?.history || []).slice(0, 20).map((h) =>
-      el("li", {}, [
-        el("a", {
-          href: `#/replay/${encodeURIComponent(h.match)}`,
-          text: t("rating_round", { pool: t(`pool_${h.pool.replace("-", "_")}`), result: t(h.score === 1 ? "rating_won" : h.score === 0 ? "rating_lost" : "rating_drew"), rating: Math.round(h.rating) }),
-        }),
-      ]),
-    );
-    return el("section", { class: "card", "aria-labelledby": "ratings-heading" }, [
-      el("h2", { id: "ratings-heading", text: t("ratings_heading", { name: this.name || "" }) }),
-      rows.length
-        ? el("table", { id: "ratings" }, [
-            el("caption", { class: "visually-hidden", text: t("ratings_caption") }),
-            el("thead", {}, [el("tr", {}, ["ratings_pool", "ratings_rating", "ratings_deviation", "ratings_rounds"].map((k) => el("th", { scope: "col", text: t(k) })))]),
-            el("tbody", {}, rows),
-          ])
-        : el("p", { id: "ratings", class: "empty", text: t("ratings_none") }),
-      rows.length ? el("p", { class: "hint", text: t("ratings_hint") }) : null,
-      history.length ? el("h3", { text: t("ratings_history") }) : null,
-      history.length ? el("ul", { id: "rating-history" }, history) : null,
-    ]);
-  }
-
-  recentCard() {
-    const lines = (this.recent || []).map((m) => {
-      const finished = m.status === "finished";
-      const text = t(finished ? "recent_finished" : "recent_live", {
-        game: t(`game_${m.game}`),
-        p1: m.players.p1,
-        p2: m.players.p2,
-        score: `${points(m.set_points.p1)}–${points(m.set_points.p2)}`,
-        status: t(`status_${m.status}`),
-      });
-      const href = finished ? `#/replay/${encodeURIComponent(m.match)}` : `#/match/${encodeURIComponent(m.match)}`;
-      return el("li", {}, [el("a", { href, text })]);
-    });
-    return el("section", { class: "card", "aria-labelledby": "recent-heading" }, [
-      el("h2", { id: "recent-heading", text: t("recent_heading") }),
-      lines.length ? el("ul", { id: "recent" }, lines) : el("p", { id: "recent", class: "empty", text: t("recent_none") }),
-    ]);
   }
 
   seeksCard() {
@@ -244,7 +192,8 @@ export class PlayerView {
       const button = own
         ? el("button", { type: "button", id: `cancel-${s.seek}`, onclick: () => this.ask({ type: "cancel_seek", seek: s.seek }, t("seek_cancelled")), text: t("seek_cancel"), "aria-label": t("seek_cancel_label", { what }) })
         : el("button", { type: "button", id: `accept-${s.seek}`, onclick: () => this.ask({ type: "accept_seek", seek: s.seek }), text: t("seek_accept"), "aria-label": t("seek_accept_label", { what }) });
-      return el("li", { "data-seek": s.seek }, [el("span", { text: what }), " ", button]);
+      const profile = el("a", { href: `#/profile/${encodeURIComponent(s.account)}`, class: "profile-link", text: t("profile_link", { name: s.account }) });
+      return el("li", { "data-seek": s.seek }, [el("span", { text: what }), " ", button, " ", profile]);
     });
     const options = [];
     for (const [game, variants] of Object.entries(GAMES)) {
@@ -277,5 +226,107 @@ export class PlayerView {
       el("h3", { id: "seek-form-heading", text: t("seek_form_heading") }),
       form,
     ]);
+  }
+}
+
+/** A player's ratings, one line a game, and their latest rated rounds (links to replay). */
+function ratingsCard(name, profile) {
+  const pools = Object.entries(profile?.ratings || {});
+  const rows = pools.map(([pool, r]) =>
+    el("tr", {}, [
+      el("th", { scope: "row", text: t(`pool_${pool.replace("-", "_")}`) }),
+      el("td", { text: `${Math.round(r.rating)}${r.provisional ? "?" : ""}` }),
+      el("td", { text: `±${Math.round(r.deviation)}` }),
+      el("td", { text: String(r.rounds) }),
+    ]),
+  );
+  const history = (profile?.history || []).slice(0, 20).map((h) =>
+    el("li", {}, [
+      el("a", {
+        href: `#/replay/${encodeURIComponent(h.match)}`,
+        text: t("rating_round", { pool: t(`pool_${h.pool.replace("-", "_")}`), result: t(h.score === 1 ? "rating_won" : h.score === 0 ? "rating_lost" : "rating_drew"), rating: Math.round(h.rating) }),
+      }),
+    ]),
+  );
+  return el("section", { class: "card", "aria-labelledby": "ratings-heading" }, [
+    el("h2", { id: "ratings-heading", text: t("ratings_heading", { name: name || "" }) }),
+    rows.length
+      ? el("table", { id: "ratings" }, [
+          el("caption", { class: "visually-hidden", text: t("ratings_caption") }),
+          el("thead", {}, [el("tr", {}, ["ratings_pool", "ratings_rating", "ratings_deviation", "ratings_rounds"].map((k) => el("th", { scope: "col", text: t(k) })))]),
+          el("tbody", {}, rows),
+        ])
+      : el("p", { id: "ratings", class: "empty", text: t("ratings_none") }),
+    rows.length ? el("p", { class: "hint", text: t("ratings_hint") }) : null,
+    history.length ? el("h3", { text: t("ratings_history") }) : null,
+    history.length ? el("ul", { id: "rating-history" }, history) : null,
+  ]);
+}
+
+/** A player's latest matches: a finished one links to its replay, a live one to watch it. */
+function recentCard(recent) {
+  const lines = (recent || []).map((m) => {
+    const finished = m.status === "finished";
+    const text = t(finished ? "recent_finished" : "recent_live", {
+      game: t(`game_${m.game}`),
+      p1: m.players.p1,
+      p2: m.players.p2,
+      score: `${points(m.set_points.p1)}–${points(m.set_points.p2)}`,
+      status: t(`status_${m.status}`),
+    });
+    const href = finished ? `#/replay/${encodeURIComponent(m.match)}` : `#/match/${encodeURIComponent(m.match)}`;
+    return el("li", {}, [el("a", { href, text })]);
+  });
+  return el("section", { class: "card", "aria-labelledby": "recent-heading" }, [
+    el("h2", { id: "recent-heading", text: t("recent_heading") }),
+    lines.length ? el("ul", { id: "recent" }, lines) : el("p", { id: "recent", class: "empty", text: t("recent_none") }),
+  ]);
+}
+
+/** Another player's page (`#/profile/NAME`): their ratings, rated rounds and latest matches, from
+ * the public API. */
+export class ProfileView {
+  constructor(name) {
+    this.name = name;
+    this.profile = null;
+    this.recent = null;
+    this.missing = false;
+    this.destroyed = false;
+    document.title = `hakem — ${name}`;
+    this.paint();
+    this.load();
+  }
+
+  destroy() {
+    this.destroyed = true;
+  }
+
+  relabel() {
+    this.paint();
+  }
+
+  async load() {
+    try {
+      this.profile = await fetchProfile(this.name);
+      this.recent = (await fetchPlayerMatches(this.name)).matches;
+    } catch {
+      this.missing = true;
+    }
+    this.paint();
+  }
+
+  paint() {
+    if (this.destroyed) return;
+    const back = el("p", { class: "back" }, [el("a", { href: "#/", text: t("back_home") })]);
+    if (this.missing) {
+      main.replaceChildren(back, el("div", { class: "card fatal", id: "profile-missing" }, [el("h1", { text: t("profile_missing", { name: this.name }) })]));
+      return;
+    }
+    main.replaceChildren(
+      back,
+      el("h1", { class: "page-title", id: "profile-title", text: this.name }),
+      this.profile ? ratingsCard(this.name, this.profile) : el("p", { text: t("loading") }),
+      this.recent ? recentCard(this.recent) : null,
+    );
   }
 }
