@@ -69,7 +69,13 @@ function route() {
   view?.destroy();
   view = null;
   showAlert("");
-  const where = parseHash();
+  let where;
+  try {
+    where = parseHash();
+  } catch {
+    // A fragment that is not a valid address (a bad %-escape): the lobby.
+    where = { name: "lobby", params: new URLSearchParams() };
+  }
   if (where.name === "match") view = new MatchView(where.id, where.params);
   else if (where.name === "tournament") view = new TournamentView(where.id, where.params);
   else if (where.name === "replay") view = new ReplayView(where.id);

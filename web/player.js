@@ -290,7 +290,7 @@ export class ProfileView {
     this.name = name;
     this.profile = null;
     this.recent = null;
-    this.missing = false;
+    this.failure = null;
     this.destroyed = false;
     document.title = `hakem — ${name}`;
     this.paint();
@@ -299,6 +299,7 @@ export class ProfileView {
 
   destroy() {
     this.destroyed = true;
+    document.title = "hakem";
   }
 
   relabel() {
@@ -309,8 +310,8 @@ export class ProfileView {
     try {
       this.profile = await fetchProfile(this.name);
       this.recent = (await fetchPlayerMatches(this.name)).matches;
-    } catch {
-      this.missing = true;
+    } catch (e) {
+      this.failure = e.code === "unknown_account" ? t("profile_missing", { name: this.name }) : describeError(e);
     }
     this.paint();
   }
@@ -318,8 +319,8 @@ export class ProfileView {
   paint() {
     if (this.destroyed) return;
     const back = el("p", { class: "back" }, [el("a", { href: "#/", text: t("back_home") })]);
-    if (this.missing) {
-      main.replaceChildren(back, el("div", { class: "card fatal", id: "profile-missing" }, [el("h1", { text: t("profile_missing", { name: this.name }) })]));
+    if (this.failure) {
+      main.replaceChildren(back, el("div", { class: "card fatal", id: "profile-missing" }, [el("h1", { text: this.failure })]));
       return;
     }
     main.replaceChildren(

@@ -2,7 +2,6 @@
 //! and waits until someone accepts it; `accept` takes one. Both end with the new match and the
 //! seat to play it from (`hakem play --match ID --token T`).
 
-use std::collections::HashSet;
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
@@ -206,11 +205,22 @@ async fn seek(args: SeekArgs) -> Result<(), String> {
     let mut conn = Connection::open_as(&args.server.server, &args.token)
         .await
         .map_err(|e| e.0)?;
+    // The lobby first: its `seek_removed` says which match the seek became (a `your_match`
+    // alone could be any new match of the account, made from another of its connections).
+    conn.send(ClientMessage::WatchLobby)
+        .await
+        .map_err(|e| e.0)?;
     let id = conn.send(message).await.map_err(|e| e.0)?;
-    // Matches announced before the seek's reply were there before it.
-    let mut before = HashSet::new();
-    let mut posted = false;
+    let mut posted: Option<String> = None;
+    let mut announced = Vec::new();
+    let mut made: Option<String> = None;
     loop {
+        if let Some(new) = &made {
+            if let Some(seated) = announced.iter().find(|s: &&Seated| &s.match_id == new) {
+                print_seated(&args.server.server, seated, args.json);
+                return Ok(());
+            }
+        }
         let Some(incoming) = conn.recv().await.map_err(|e| e.0)? else {
             return Err("the server closed the connection".into());
         };
@@ -223,17 +233,20 @@ async fn seek(args: SeekArgs) -> Result<(), String> {
                     "seek posted: {}; waiting for someone to accept it",
                     line(seek)
                 );
-                posted = true;
+                posted = Some(seek.seek.clone());
             }
             continue;
         }
-        if let Some(seated) = seated_of(incoming) {
-            if !posted {
-                before.insert(seated.match_id);
-            } else if !before.contains(&seated.match_id) {
-                print_seated(&args.server.server, &seated, args.json);
-                return Ok(());
+        match incoming {
+            Incoming::Message(ServerMessage::SeekRemoved { seek, match_id })
+                if Some(&seek) == posted.as_ref() =>
+            {
+                match match_id {
+                    Some(m) => made = Some(m),
+                    None => return Err("the seek was withdrawn".into()),
+                }
             }
+            other => announced.extend(seated_of(other)),
         }
     }
 }

@@ -74,7 +74,9 @@ pub const SESSIONS_PER_ACCOUNT: usize = 20;
 
 /// Account names: 1 to 40 letters, digits, `-`, `_`, `.`.
 pub fn valid_name(name: &str) -> bool {
-    (1..=40).contains(&name.chars().count())
+    // Not only dots: `.` and `..` would read as paths in the pages' addresses.
+    !name.chars().all(|c| c == '.')
+        && (1..=40).contains(&name.chars().count())
         && name
             .chars()
             .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.'))
@@ -304,6 +306,16 @@ impl Accounts {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_are_letters_digits_and_a_few_signs_and_never_only_dots() {
+        for good in ["ayse", "Ayşe", "bora.kaya", "b-2_x", "..a"] {
+            assert!(valid_name(good), "{good}");
+        }
+        for bad in ["", ".", "..", "a b", "a/b", &"x".repeat(41)] {
+            assert!(!valid_name(bad), "{bad}");
+        }
+    }
 
     #[test]
     fn a_login_past_the_sessions_an_account_keeps_ends_the_oldest() {

@@ -240,11 +240,13 @@ async fn player_profile(Path(name): Path<String>, State(app): State<Arc<App>>) -
 /// Everything the server keeps of the account whose token (an account's or a session's)
 /// comes as `Authorization: Bearer TOKEN`, as one JSON file.
 async fn account_export(State(app): State<Arc<App>>, headers: HeaderMap) -> Response {
+    // The scheme's name is case-insensitive (RFC 7235).
     let token = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .unwrap_or("");
+        .and_then(|v| v.split_once(' '))
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+        .map_or("", |(_, token)| token.trim());
     let Some(holder) = app.account_of_token(token) else {
         return (
             StatusCode::UNAUTHORIZED,
@@ -256,7 +258,11 @@ async fn account_export(State(app): State<Arc<App>>, headers: HeaderMap) -> Resp
         Ok(data) => (
             [(
                 header::CONTENT_DISPOSITION,
-                format!("attachment; filename=\"hakem-{holder}.json\""),
+                // An ASCII name for every client, the exact one for those that read RFC 6266.
+                format!(
+                    "attachment; filename=\"hakem-export.json\"; filename*=UTF-8''hakem-{}.json",
+                    percent_encode(&holder)
+                ),
             )],
             Json(data),
         )
@@ -267,6 +273,19 @@ async fn account_export(State(app): State<Arc<App>>, headers: HeaderMap) -> Resp
         )
             .into_response(),
     }
+}
+
+/// `%XX` for every byte of `text` but letters, digits, `-`, `_` and `.` (RFC 5987).
+fn percent_encode(text: &str) -> String {
+    text.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.') {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
 }
 
 /// A player's matches, newest first, paged like `/api/matches` (`?limit=N&before=CURSOR`).

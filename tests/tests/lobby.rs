@@ -299,6 +299,15 @@ async fn the_terminal_posts_a_seek_and_another_terminal_accepts_it() {
     );
     let id = seek_line.split_whitespace().next().unwrap().to_string();
 
+    // Meanwhile Ayşe, from another connection, accepts Bora's seek: that match is not the one
+    // her waiting terminal asked for.
+    let mut ayse_web = Client::connect(&server, "ayse's page", Some(&ayse)).await;
+    let mut bora_web = Client::connect(&server, "bora's page", Some(&bora)).await;
+    let other = seek(&mut bora_web, json!({"game": "quoridor"})).await["seek"]["seek"].clone();
+    let elsewhere = ayse_web
+        .accepted(json!({"type": "accept_seek", "seek": other}))
+        .await;
+
     let refused = hakem_blackbox::hakem(&[
         "lobby",
         "accept",
@@ -328,6 +337,7 @@ async fn the_terminal_posts_a_seek_and_another_terminal_accepts_it() {
     );
     let poster: Value = serde_json::from_slice(&posted.stdout).unwrap();
     assert_eq!(poster["match"], taker["match"]);
+    assert_ne!(poster["match"], elsewhere["match"]);
     assert_ne!(poster["seat"], taker["seat"]);
     // The tokens seat them.
     let mut seat = Client::connect(&server, "poster", None).await;
