@@ -212,43 +212,28 @@ async fn seek(args: SeekArgs) -> Result<(), String> {
         .map_err(|e| e.0)?;
     let id = conn.send(message).await.map_err(|e| e.0)?;
     let mut posted: Option<String> = None;
-    let mut announced = Vec::new();
-    let mut made: Option<String> = None;
-    loop {
-        if let Some(new) = &made {
-            if let Some(seated) = announced.iter().find(|s: &&Seated| &s.match_id == new) {
-                print_seated(&args.server.server, seated, args.json);
-                return Ok(());
+    let seated = seat_in_new_match(&mut conn, id, |incoming, reply| match incoming {
+        Incoming::Message(ServerMessage::SeekPosted { seek, .. }) if reply => {
+            eprintln!(
+                "seek posted: {}; waiting for someone to accept it",
+                line(seek)
+            );
+            posted = Some(seek.seek.clone());
+            Ok(None)
+        }
+        Incoming::Message(ServerMessage::SeekRemoved { seek, match_id })
+            if Some(seek) == posted.as_ref() =>
+        {
+            match match_id {
+                Some(m) => Ok(Some(m.clone())),
+                None => Err("the seek was withdrawn".into()),
             }
         }
-        let Some(incoming) = conn.recv().await.map_err(|e| e.0)? else {
-            return Err("the server closed the connection".into());
-        };
-        if reply_to(&incoming) == Some(id) {
-            if let Some(why) = refused(&incoming) {
-                return Err(why);
-            }
-            if let Incoming::Message(ServerMessage::SeekPosted { seek, .. }) = &incoming {
-                eprintln!(
-                    "seek posted: {}; waiting for someone to accept it",
-                    line(seek)
-                );
-                posted = Some(seek.seek.clone());
-            }
-            continue;
-        }
-        match incoming {
-            Incoming::Message(ServerMessage::SeekRemoved { seek, match_id })
-                if Some(&seek) == posted.as_ref() =>
-            {
-                match match_id {
-                    Some(m) => made = Some(m),
-                    None => return Err("the seek was withdrawn".into()),
-                }
-            }
-            other => announced.extend(seated_of(other)),
-        }
-    }
+        _ => Ok(None),
+    })
+    .await?;
+    print_seated(&args.server.server, &seated, args.json);
+    Ok(())
 }
 
 async fn accept(args: AcceptArgs) -> Result<(), String> {
@@ -261,28 +246,44 @@ async fn accept(args: AcceptArgs) -> Result<(), String> {
         })
         .await
         .map_err(|e| e.0)?;
-    // The new match's `your_match` may come before the reply that names it.
-    let mut announced = Vec::new();
-    let mut made: Option<String> = None;
+    let seated = seat_in_new_match(&mut conn, id, |incoming, reply| match incoming {
+        Incoming::Message(ServerMessage::Ack { match_id, .. }) if reply => Ok(match_id.clone()),
+        _ => Ok(None),
+    })
+    .await?;
+    print_seated(&args.server.server, &seated, args.json);
+    Ok(())
+}
+
+/// Reads frames until the seat of the new match is known. `names` looks at each frame (`true`
+/// for the reply to request `id`, an error reply having ended the wait already) and gives the
+/// new match's id once a frame names it; its `your_match` may come before or after that.
+async fn seat_in_new_match(
+    conn: &mut Connection,
+    id: u64,
+    mut names: impl FnMut(&Incoming, bool) -> Result<Option<String>, String>,
+) -> Result<Seated, String> {
+    let mut announced: Vec<Seated> = Vec::new();
+    let mut new_match: Option<String> = None;
     loop {
-        if let Some(new) = &made {
-            if let Some(seated) = announced.iter().find(|s: &&Seated| &s.match_id == new) {
-                print_seated(&args.server.server, seated, args.json);
-                return Ok(());
+        if let Some(new) = &new_match {
+            if let Some(i) = announced.iter().position(|s| &s.match_id == new) {
+                return Ok(announced.swap_remove(i));
             }
         }
         let Some(incoming) = conn.recv().await.map_err(|e| e.0)? else {
             return Err("the server closed the connection".into());
         };
-        if reply_to(&incoming) == Some(id) {
+        let reply = reply_to(&incoming) == Some(id);
+        if reply {
             if let Some(why) = refused(&incoming) {
                 return Err(why);
             }
-            if let Incoming::Message(ServerMessage::Ack { match_id, .. }) = incoming {
-                made = match_id;
-            }
-            continue;
         }
-        announced.extend(seated_of(incoming));
+        match names(&incoming, reply)? {
+            Some(named) => new_match = Some(named),
+            None if !reply => announced.extend(seated_of(incoming)),
+            None => {}
+        }
     }
 }

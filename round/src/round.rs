@@ -1088,6 +1088,12 @@ impl Round {
         self.expired
     }
 
+    /// Whether anything was played: a set decided or a move made (a round decided before its
+    /// first move, a no-show or a forfeit, was not).
+    pub fn was_played(&self) -> bool {
+        !self.sets.is_empty() || !self.moves().is_empty()
+    }
+
     pub fn sets(&self) -> &[SetResult] {
         &self.sets
     }

@@ -1,7 +1,7 @@
 //! A player's data, exported on their request: the account, its ratings and rated rounds,
 //! and its matches, as one JSON document.
 
-use crate::ratings::Ratings;
+use crate::ratings::RatingView;
 use crate::App;
 
 /// The most rated rounds and matches an export lists (the latest ones).
@@ -10,17 +10,28 @@ const EXPORT_MAX: usize = 10_000;
 /// What the server keeps of `account`, for its owner: the account (never its password's hash
 /// nor its tokens), its ratings and every rated round, and its matches, newest first.
 pub async fn account(app: &App, account: &str) -> Result<serde_json::Value, String> {
-    let profile = match Ratings::profile(app, account).await {
-        Some(profile) => profile?,
-        None => return Err(format!("no account {account:?}")),
+    let kind = app
+        .accounts
+        .kind_of(account)
+        .ok_or_else(|| format!("no account {account:?}"))?;
+    let (ratings, history) = match app.store() {
+        Some(store) => {
+            let history = store
+                .rating_history(account, EXPORT_MAX as u32)
+                .await
+                .map_err(|e| e.to_string())?;
+            let ratings = store
+                .ratings(Some(account))
+                .await
+                .map_err(|e| e.to_string())?;
+            (ratings, history)
+        }
+        None => (Vec::new(), Vec::new()),
     };
-    let history = match app.store() {
-        Some(store) => store
-            .rating_history(account, EXPORT_MAX as u32)
-            .await
-            .map_err(|e| e.to_string())?,
-        None => Vec::new(),
-    };
+    let ratings: std::collections::BTreeMap<String, RatingView> = ratings
+        .into_iter()
+        .map(|(_, pool, r)| (pool, RatingView::of(&r)))
+        .collect();
     let mut matches = Vec::new();
     let mut before: Option<String> = None;
     while matches.len() < EXPORT_MAX {
@@ -37,10 +48,10 @@ pub async fn account(app: &App, account: &str) -> Result<serde_json::Value, Stri
     Ok(serde_json::json!({
         "account": {
             "name": account,
-            "kind": profile.kind,
+            "kind": kind,
             "status": app.accounts.status_of(account).map(|s| s.as_str()),
         },
-        "ratings": profile.ratings,
+        "ratings": ratings,
         "rated_rounds": history,
         "matches": matches,
         "exported_ms": crate::wall_clock_ms(),

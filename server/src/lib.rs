@@ -614,13 +614,6 @@ impl App {
         }
     }
 
-    /// Checks a `create_match` request and starts its room.
-    pub async fn create_match(&self, create: CreateMatch) -> Result<Created, CreateError> {
-        self.open_match(create, None).await
-    }
-
-    /// [`App::create_match`], for a tournament's board when `board` is given: its id and arbiter
-    /// token are the tournament's choice (readable ids, one arbiter token for all).
     /// Lists under their accounts the matches created since the last one listed (all of them
     /// on the first start of this version).
     async fn index_unlisted(&self) -> Result<(), String> {
@@ -703,6 +696,9 @@ impl App {
             && create.accounts.p1 != create.accounts.p2
     }
 
+    /// Checks a `create_match` request and starts its room; for a tournament's board (`board`),
+    /// its id and arbiter token are the tournament's choice (readable ids, one arbiter token for
+    /// all).
     pub async fn open_match(
         &self,
         mut create: CreateMatch,

@@ -37,6 +37,18 @@ pub struct Profile {
     pub history: Vec<RatingEntry>,
 }
 
+impl RatingView {
+    pub fn of(r: &Rating) -> RatingView {
+        RatingView {
+            rating: r.rating,
+            deviation: r.deviation,
+            volatility: r.volatility,
+            rounds: r.rounds,
+            provisional: r.provisional(),
+        }
+    }
+}
+
 /// Rated rounds a profile lists.
 const HISTORY: u32 = 100;
 
@@ -98,16 +110,7 @@ impl Ratings {
         };
         let ratings = ratings
             .into_iter()
-            .map(|(pool, r)| {
-                let view = RatingView {
-                    rating: r.rating,
-                    deviation: r.deviation,
-                    volatility: r.volatility,
-                    rounds: r.rounds,
-                    provisional: r.provisional(),
-                };
-                (pool, view)
-            })
+            .map(|(pool, r)| (pool, RatingView::of(&r)))
             .collect();
         Some(Ok(Profile {
             name: account.to_string(),
@@ -179,26 +182,22 @@ pub async fn catch_up(app: &App) -> Result<usize, String> {
         let Ok(Some(stored)) = store.load(&id).await else {
             continue;
         };
-        let Ok(config) = crate::room::config_of(&stored.spec) else {
+        let Ok((spec, replayed)) = crate::room::replay(stored, None) else {
             continue;
         };
-        let Some(state) = app.match_state(&id).await else {
-            continue;
-        };
+        let round = replayed.round;
         // As the room decides at the round's end: rated only if something was played.
-        let played = !state.sets.is_empty() || !state.position.moves.is_empty();
-        if !played {
+        if !round.was_played() {
             // Looked at once.
             store.not_rated(&id).await.map_err(|e| e.to_string())?;
             continue;
         }
-        let (Some(rated), Some(result)) = (
-            Rated::of(&config, &stored.spec.accounts).filter(|_| played),
-            state.round,
-        ) else {
+        let (Some(rated), Some(result)) =
+            (Rated::of(round.config(), &spec.accounts), round.result())
+        else {
             continue;
         };
-        rate(app, &id, &rated, &result).await;
+        rate(app, &id, &rated, result).await;
         count += 1;
     }
     Ok(count)

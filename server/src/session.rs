@@ -965,7 +965,6 @@ impl Session {
             metrics::gauge!("hakem_connections", "kind" => kind_label(kind)).increment(1.0);
         }
         self.identity = Some(identity.clone());
-        let presented = token.clone().unwrap_or_default();
         self.token = token.filter(|_| kind == IdentityKind::Guest && account.is_none());
         self.send(&ServerMessage::Welcome {
             protocol: PROTOCOL_VERSION,
@@ -984,7 +983,12 @@ impl Session {
                 |id| app.is_live(id),
             );
             // Ended (logged out, disabled) between the lookup and the attach: closed now.
-            if self.app.accounts.by_token(&presented).is_none() {
+            if self
+                .app
+                .accounts
+                .speaks_for(&holder.name, holder.session.as_deref())
+                .is_none()
+            {
                 self.outbox.close("the session ended");
             }
             self.account = Some(holder.name);
@@ -1009,9 +1013,6 @@ impl Session {
         let Some((name, kind)) = self.account_kind() else {
             return self.error(re, ErrorCode::Forbidden, "seeks are for accounts: log in");
         };
-        let Ok(limited_ip) = self.may_create(&re) else {
-            return;
-        };
         let seek = match self.app.lobby.take(&name, kind, id) {
             Ok(seek) => seek,
             Err((code, message)) => return self.error(re, code, message),
@@ -1027,11 +1028,8 @@ impl Session {
         } else {
             hakem_protocol::PerSeat::new(taker, poster)
         };
-        match self.app.open_match(create, None).await {
-            Ok(created) => {
-                if let Some(ip) = limited_ip {
-                    self.app.guard.guest_created(ip, &created.match_id);
-                }
+        match self.open_counted(&re, create).await {
+            Some(created) => {
                 self.app.lobby.matched(&seek, &created.match_id);
                 self.send(&ServerMessage::Ack {
                     re,
@@ -1039,14 +1037,7 @@ impl Session {
                     seq: None,
                 });
             }
-            Err(e) => {
-                self.app.lobby.give_back(&seek);
-                let (code, message) = match e {
-                    crate::CreateError::Invalid(m) => (ErrorCode::BadRequest, m),
-                    crate::CreateError::Store(m) => (ErrorCode::Internal, m),
-                };
-                self.error(re, code, message);
-            }
+            None => self.app.lobby.give_back(&seek),
         }
     }
 
@@ -1080,25 +1071,14 @@ impl Session {
                 seat_token,
             }),
             Ok(crate::room::RematchStep::Create(create)) => {
-                let Ok(limited_ip) = self.may_create(&re) else {
-                    let _ = room.rematch_made(None).await;
-                    return;
-                };
-                match self.app.open_match(*create, None).await {
-                    Ok(created) => {
-                        if let Some(ip) = limited_ip {
-                            self.app.guard.guest_created(ip, &created.match_id);
-                        }
+                match self.open_counted(&re, *create).await {
+                    Some(created) => {
                         let made = Some((created.match_id.clone(), created.seat_tokens));
                         let _ = room.rematch_made(made).await;
                         self.send(&ack(created.match_id));
                     }
-                    Err(e) => {
+                    None => {
                         let _ = room.rematch_made(None).await;
-                        let message = match e {
-                            crate::CreateError::Invalid(m) | crate::CreateError::Store(m) => m,
-                        };
-                        self.error(re, ErrorCode::Internal, message);
                     }
                 }
             }
@@ -1222,16 +1202,17 @@ impl Session {
             .filter(|_| matches!(kind, Some(IdentityKind::Guest | IdentityKind::Player)))
     }
 
-    /// One more match from this connection now, or the refusal said; `Ok` carries the address
-    /// to count the match against once it exists.
-    fn may_create(&self, re: &Option<RequestId>) -> Result<Option<std::net::IpAddr>, ()> {
-        let Some(ip) = self.creation_ip() else {
-            return Ok(None);
-        };
-        let app = &self.app;
-        match app.guard.guest_create(ip, |id| app.is_waiting(id)) {
-            Ok(()) => Ok(Some(ip)),
-            Err(refusal) => {
+    /// Creates a match from this connection (a `create_match`, an accepted seek, a rematch),
+    /// within its address's creation limits; a refusal is said and gives `None`.
+    async fn open_counted(
+        &self,
+        re: &Option<RequestId>,
+        create: CreateMatch,
+    ) -> Option<crate::Created> {
+        let limited_ip = self.creation_ip();
+        if let Some(ip) = limited_ip {
+            let app = &self.app;
+            if let Err(refusal) = app.guard.guest_create(ip, |id| app.is_waiting(id)) {
                 let message = match refusal {
                     crate::guard::Refusal::Waiting => {
                         "too many matches from this address wait for their players: \
@@ -1240,7 +1221,23 @@ impl Session {
                     _ => "matches are created too fast from this address: wait a minute",
                 };
                 self.error(re.clone(), ErrorCode::RateLimited, message);
-                Err(())
+                return None;
+            }
+        }
+        match self.app.open_match(create, None).await {
+            Ok(created) => {
+                if let Some(ip) = limited_ip {
+                    self.app.guard.guest_created(ip, &created.match_id);
+                }
+                Some(created)
+            }
+            Err(crate::CreateError::Invalid(message)) => {
+                self.error(re.clone(), ErrorCode::BadRequest, message);
+                None
+            }
+            Err(crate::CreateError::Store(message)) => {
+                self.error(re.clone(), ErrorCode::Internal, message);
+                None
             }
         }
     }
@@ -1255,25 +1252,13 @@ impl Session {
                 "rated matches are made in the lobby (a seek), by a rematch, or by the organizer",
             );
         }
-        let Ok(limited_ip) = self.may_create(&re) else {
-            return;
-        };
-        match self.app.create_match(create).await {
-            Ok(created) => {
-                if let Some(ip) = limited_ip {
-                    self.app.guard.guest_created(ip, &created.match_id);
-                }
-                self.send(&ServerMessage::MatchCreated {
-                    re,
-                    match_id: created.match_id,
-                    seat_tokens: created.seat_tokens,
-                    arbiter_token: created.arbiter_token,
-                })
-            }
-            Err(crate::CreateError::Invalid(message)) => {
-                self.error(re, ErrorCode::BadRequest, message)
-            }
-            Err(crate::CreateError::Store(message)) => self.error(re, ErrorCode::Internal, message),
+        if let Some(created) = self.open_counted(&re, create).await {
+            self.send(&ServerMessage::MatchCreated {
+                re,
+                match_id: created.match_id,
+                seat_tokens: created.seat_tokens,
+                arbiter_token: created.arbiter_token,
+            });
         }
     }
 

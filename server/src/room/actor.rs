@@ -818,7 +818,7 @@ impl Room {
             if let (Some(sink), Some(result)) = (&self.finished, self.round.result()) {
                 // Rated only if something was played here: a forfeit, a no-show or a round
                 // decided before its first move rates nobody.
-                let played = !self.round.sets().is_empty() || !self.round.moves().is_empty();
+                let played = self.round.was_played();
                 let _ = sink.send(super::Finished {
                     match_id: self.id.to_string(),
                     result: result.clone(),
