@@ -169,9 +169,8 @@ export class PlayerView {
         el("div", { class: "check" }, [sounds, el("label", { for: "player-sounds", text: t("sounds_ready") })]),
         el("div", { class: "check" }, [notify, el("label", { for: "player-notify", text: t("player_notify") })]),
       ]),
-      ratingsCard(this.name, this.profile),
-      recentCard(this.recent),
-      this.seeksCard(),
+      // Once the server has said whose page this is.
+      ...(this.name ? [ratingsCard(this.name, this.profile), recentCard(this.recent), this.seeksCard()] : []),
     );
     // A list drawn again keeps the focus where it was.
     if (focused) document.getElementById(focused)?.focus();
@@ -326,8 +325,7 @@ export class ProfileView {
     main.replaceChildren(
       back,
       el("h1", { class: "page-title", id: "profile-title", text: this.name }),
-      this.profile ? ratingsCard(this.name, this.profile) : el("p", { text: t("loading") }),
-      this.recent ? recentCard(this.recent) : null,
+      ...(this.profile ? [ratingsCard(this.name, this.profile), recentCard(this.recent || [])] : [el("p", { text: t("loading") })]),
     );
   }
 }
