@@ -364,6 +364,10 @@ impl<'a> View<'a> {
             Event::PlayerConnected { seat } => format!("{} connected", self.who(*seat)),
             Event::PlayerDisconnected { seat } => format!("{} disconnected", self.who(*seat)),
             Event::Ready { seat } => format!("{seat} is ready"),
+            Event::DrawOffered { seat } => {
+                format!("{} offers a draw of this set", self.who(*seat))
+            }
+            Event::DrawDeclined { seat } => format!("{} declined the draw", self.who(*seat)),
             Event::Declared {
                 scope,
                 winner,
@@ -416,6 +420,7 @@ fn set_reason_words(reason: &SetReason) -> String {
         SetReason::Time => "time ran out",
         SetReason::Resign => "resignation",
         SetReason::Arbiter => "the arbiter's decision",
+        SetReason::Agreement => "agreed by both players",
         SetReason::Other(other) => other,
     }
     .to_string()
@@ -677,6 +682,7 @@ mod tests {
             colours: hakem_protocol::seat_colours("pentago", None),
             claims: None,
             spectator_delay: None,
+            draw_offer: None,
         }
     }
 

@@ -92,6 +92,8 @@ impl crate::MatchState {
                 | Event::Claim { .. }
                 | Event::ClaimResolved { .. }
                 | Event::Warning { .. }
+                | Event::DrawOffered { .. }
+                | Event::DrawDeclined { .. }
         ) {
             position.legal_moves = None;
         }
@@ -135,6 +137,10 @@ impl crate::MatchState {
                 }
             }
             Event::Moved { seat, mv, board } => {
+                // Moving answers the opponent's draw offer: no.
+                if self.draw_offer == Some(seat.other()) {
+                    self.draw_offer = None;
+                }
                 position.moves.push(mv.clone());
                 position.pending = None;
                 // The mover still has to press; a move that ends the set is followed at once by
@@ -150,6 +156,7 @@ impl crate::MatchState {
                 position.to_move = Some(seat.other());
             }
             Event::SetEnded(result) => {
+                self.draw_offer = None;
                 add_set_points(&mut self.set_points, result.winner);
                 self.sets.push(result.clone());
                 self.status = MatchStatus::BetweenSets;
@@ -184,6 +191,8 @@ impl crate::MatchState {
                     crate::claims::fold_claim(claims, event, self.set, ply);
                 }
             }
+            Event::DrawOffered { seat } => self.draw_offer = Some(*seat),
+            Event::DrawDeclined { .. } => self.draw_offer = None,
             Event::ClockAdjusted { .. } | Event::Declared { .. } => {}
         }
     }
@@ -234,6 +243,7 @@ mod tests {
             colours: crate::seat_colours("pentago", None),
             claims: Some(Vec::new()),
             spectator_delay: None,
+            draw_offer: None,
         }
     }
 
@@ -377,5 +387,44 @@ mod tests {
         ))
         .unwrap();
         assert_eq!(s.set_points.p1.halves, u32::MAX);
+    }
+
+    #[test]
+    fn a_draw_offer_stands_until_answered_by_a_move_a_refusal_or_the_end() {
+        let mut s = state();
+        s.game = "pente".into();
+        let mut seq = 0;
+        let mut apply = |s: &mut MatchState, event: Event| {
+            seq += 1;
+            s.apply(&frame(seq, event)).unwrap();
+        };
+        apply(&mut s, Event::DrawOffered { seat: Seat::P1 });
+        assert_eq!(s.draw_offer, Some(Seat::P1));
+        // The offerer's own move leaves the offer standing; the opponent's answers it.
+        let moved = |seat| Event::Moved {
+            seat,
+            mv: "K10".into(),
+            board: None,
+        };
+        apply(&mut s, moved(Seat::P1));
+        assert_eq!(s.draw_offer, Some(Seat::P1));
+        apply(&mut s, moved(Seat::P2));
+        assert_eq!(s.draw_offer, None);
+        apply(&mut s, Event::DrawOffered { seat: Seat::P2 });
+        apply(&mut s, Event::DrawDeclined { seat: Seat::P1 });
+        assert_eq!(s.draw_offer, None);
+        apply(&mut s, Event::DrawOffered { seat: Seat::P2 });
+        apply(
+            &mut s,
+            Event::SetEnded(SetResult {
+                set: 1,
+                first_mover: Seat::P1,
+                result: GameResult::Draw,
+                winner: None,
+                reason: SetReason::Agreement,
+            }),
+        );
+        assert_eq!(s.draw_offer, None);
+        assert_eq!(s.sets[0].reason.as_str(), "agreement");
     }
 }

@@ -38,16 +38,24 @@ pub enum Feature {
     /// The seats of a finished match are told of rematch offers (`rematch_offered`) and of
     /// the rematch made (`rematch`). A connection that offers one is told of it anyway.
     Rematch,
+    /// The match's chat (`chat`, `chat_history`, `chat_settings`) reaches this connection.
+    Chat,
 }
 
 impl Feature {
-    pub const ALL: [Feature; 3] = [Feature::Batch, Feature::Boards, Feature::Rematch];
+    pub const ALL: [Feature; 4] = [
+        Feature::Batch,
+        Feature::Boards,
+        Feature::Rematch,
+        Feature::Chat,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
             Feature::Batch => "batch",
             Feature::Boards => "boards",
             Feature::Rematch => "rematch",
+            Feature::Chat => "chat",
         }
     }
 
@@ -375,6 +383,44 @@ pub enum ClientMessage {
         match_id: String,
         text: String,
     },
+    /// Offers the opponent a draw of the current set, or accepts the opponent's offer
+    /// (extension; casual Pente and Quoridor only).
+    OfferDraw {
+        #[serde(rename = "match")]
+        match_id: String,
+    },
+    /// Declines the opponent's draw offer (extension).
+    DeclineDraw {
+        #[serde(rename = "match")]
+        match_id: String,
+    },
+    /// A chat message in the match (extension): the players' channel for players, the
+    /// spectators' for spectators; the arbiter names one.
+    Chat {
+        #[serde(rename = "match")]
+        match_id: String,
+        text: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        channel: Option<ChatChannel>,
+    },
+    /// The arbiter or the organizer mutes (or lets speak again) a seat or an account in the
+    /// match's chat (extension).
+    Mute {
+        #[serde(rename = "match")]
+        match_id: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        seat: Option<Seat>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
+        #[serde(default = "yes")]
+        muted: bool,
+    },
+    /// The arbiter or the organizer turns the match's chat on or off (extension).
+    SetChat {
+        #[serde(rename = "match")]
+        match_id: String,
+        enabled: bool,
+    },
     Warn {
         #[serde(rename = "match")]
         match_id: String,
@@ -554,6 +600,11 @@ impl ClientMessage {
         "ready",
         "resign",
         "claim",
+        "offer_draw",
+        "decline_draw",
+        "chat",
+        "mute",
+        "set_chat",
         "warn",
         "resolve_claim",
         "pause",
@@ -620,6 +671,11 @@ impl ClientMessage {
             | Ready { match_id }
             | Resign { match_id }
             | Claim { match_id, .. }
+            | OfferDraw { match_id }
+            | DeclineDraw { match_id }
+            | Chat { match_id, .. }
+            | Mute { match_id, .. }
+            | SetChat { match_id, .. }
             | Warn { match_id, .. }
             | ResolveClaim { match_id, .. }
             | Pause { match_id }
@@ -875,6 +931,32 @@ pub enum ServerMessage {
         seat: Seat,
         seat_token: String,
     },
+    /// A chat message, to the members who read its channel (extension `chat`).
+    Chat(ChatLine),
+    /// After `join`/`watch`, to a member that asked for `chat`: whether the chat is on, the
+    /// member's own standing, and the last messages it may read, oldest first.
+    ChatHistory {
+        #[serde(rename = "match")]
+        match_id: String,
+        enabled: bool,
+        #[serde(default, skip_serializing_if = "is_false")]
+        muted: bool,
+        lines: Vec<ChatLine>,
+        /// Who is muted: for the arbiter only.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        mutes: Option<Vec<ChatMute>>,
+    },
+    /// The chat was turned on or off, or someone was muted (extension `chat`): as in
+    /// `chat_history`, without the lines.
+    ChatSettings {
+        #[serde(rename = "match")]
+        match_id: String,
+        enabled: bool,
+        #[serde(default, skip_serializing_if = "is_false")]
+        muted: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        mutes: Option<Vec<ChatMute>>,
+    },
     /// The seek just posted.
     SeekPosted {
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1029,6 +1111,9 @@ impl ServerMessage {
             | SeekAdded { .. }
             | SeekRemoved { .. }
             | RematchOffered { .. }
+            | Chat(_)
+            | ChatHistory { .. }
+            | ChatSettings { .. }
             | State(_)
             | Event(_)
             | Events { .. } => None,
@@ -1137,6 +1222,59 @@ impl fmt::Debug for Password {
 
 /// Passwords are 8 to 128 characters.
 pub const PASSWORD_CHARS: std::ops::RangeInclusive<usize> = 8..=128;
+
+/// A match's two chats: the players' (the players and the arbiter read it) and the
+/// spectators' (the spectators and the arbiter), so that nobody watching talks to a player
+/// during play.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChatChannel {
+    Players,
+    Spectators,
+}
+
+impl ChatChannel {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChatChannel::Players => "players",
+            ChatChannel::Spectators => "spectators",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<ChatChannel> {
+        [ChatChannel::Players, ChatChannel::Spectators]
+            .into_iter()
+            .find(|c| c.as_str() == text)
+    }
+}
+
+/// The most characters of one chat message.
+pub const MAX_CHAT_CHARS: usize = 300;
+
+/// One chat message.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChatLine {
+    #[serde(rename = "match")]
+    pub match_id: String,
+    /// The message's number in the match, from 1 (both channels count together).
+    pub n: u64,
+    pub channel: ChatChannel,
+    /// The writer: a seat's player name, an account's name, or empty for the arbiter.
+    pub from: String,
+    /// The writer's role: `p1`, `p2`, `arbiter` or `spectator`.
+    pub role: String,
+    pub text: String,
+    pub at_ms: u64,
+}
+
+/// Who is muted in a match's chat: a seat, or an account by name.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ChatMute {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seat: Option<Seat>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Identity {
@@ -1404,6 +1542,8 @@ named! {
         Time => "time",
         Resign => "resign",
         Arbiter => "arbiter",
+        /// Both players agreed to a draw (casual Pente and Quoridor).
+        Agreement => "agreement",
     }
 }
 
@@ -1413,7 +1553,7 @@ impl SetReason {
     pub fn is_on_the_board(&self) -> bool {
         !matches!(
             self,
-            SetReason::Time | SetReason::Resign | SetReason::Arbiter
+            SetReason::Time | SetReason::Resign | SetReason::Arbiter | SetReason::Agreement
         )
     }
 }
@@ -1510,6 +1650,9 @@ pub struct MatchState {
     /// In a spectator's or a public state, `seq` and everything else are as of that moment.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spectator_delay: Option<SpectatorDelay>,
+    /// The seat whose draw offer waits for the opponent's answer (extension).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub draw_offer: Option<Seat>,
 }
 
 /// A player's claim to the arbiter and what became of it.
@@ -1634,6 +1777,15 @@ pub enum Event {
     },
     /// Nobody played the match: it ends before its first set (extension).
     Expired,
+    /// A player offers a draw of the set (extension): it stands until the opponent accepts
+    /// (the set ends, reason `agreement`), declines, or moves.
+    DrawOffered {
+        seat: Seat,
+    },
+    /// The opponent of the seat that offered declined the draw (extension).
+    DrawDeclined {
+        seat: Seat,
+    },
 }
 
 impl Event {
@@ -1678,6 +1830,8 @@ impl Event {
             Event::Ready { .. } => "ready",
             Event::Declared { .. } => "declared",
             Event::Expired => "expired",
+            Event::DrawOffered { .. } => "draw_offered",
+            Event::DrawDeclined { .. } => "draw_declined",
         }
     }
 }

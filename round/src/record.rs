@@ -159,6 +159,12 @@ pub fn record_of(id: &str, config: &MatchConfig, frames: &[String]) -> Record {
                 "{note_prefix}claim {claim} {}: {reason}",
                 if upheld { "upheld" } else { "rejected" }
             )),
+            Event::DrawOffered { seat } => round
+                .notes
+                .push(format!("{note_prefix}draw offered by {seat}")),
+            Event::DrawDeclined { seat } => round
+                .notes
+                .push(format!("{note_prefix}draw declined by {seat}")),
             _ => {}
         }
     }

@@ -178,6 +178,13 @@ pub enum Command {
     Resign {
         seat: Seat,
     },
+    /// Offers a draw of the set, or accepts the opponent's offer.
+    OfferDraw {
+        seat: Seat,
+    },
+    DeclineDraw {
+        seat: Seat,
+    },
     Claim {
         seat: Seat,
         text: String,
@@ -270,6 +277,10 @@ pub struct Round {
     claims: Vec<ClaimView>,
     /// The match ended unplayed: nobody came.
     expired: bool,
+    /// The seat whose draw offer is open.
+    draw_offer: Option<Seat>,
+    /// Where each seat last offered a draw (set, plies played): one offer per move.
+    last_draw_offer: PerSeat<Option<(u8, usize)>>,
 }
 
 impl Round {
@@ -290,6 +301,8 @@ impl Round {
             claimable_by: None,
             claims: Vec::new(),
             expired: false,
+            draw_offer: None,
+            last_draw_offer: PerSeat::default(),
         }
     }
 
@@ -382,6 +395,17 @@ impl Round {
             Command::Resign { seat } => {
                 self.require_playing()?;
                 Ok(self.set_end(Some(seat.other()), SetReason::Resign))
+            }
+            Command::OfferDraw { seat } => self.decide_offer_draw(seat),
+            Command::DeclineDraw { seat } => {
+                self.require_playing()?;
+                if self.draw_offer != Some(seat.other()) {
+                    return Err(Refusal::new(
+                        ErrorCode::BadRequest,
+                        "there is no draw offer to decline",
+                    ));
+                }
+                Ok(vec![Event::DrawDeclined { seat }])
             }
             Command::Claim { seat, text } => self.decide_claim(seat, text),
             Command::Warn { seat, reason } => self.decide_warn(seat, reason),
@@ -644,6 +668,49 @@ impl Round {
             return Err(Refusal::new(ErrorCode::MoveIncomplete, message));
         }
         Err(Refusal::new(ErrorCode::NotYourTurn, "it is not your turn"))
+    }
+
+    /// A draw offer, or the acceptance of the opponent's. Only in casual Pente and Quoridor
+    /// (Pentago sets end by the board; a tournament's results are the board's or the
+    /// arbiter's), and once per move.
+    fn decide_offer_draw(&self, seat: Seat) -> Result<Vec<Event>, Refusal> {
+        if !self.draws_by_agreement() {
+            return Err(Refusal::new(
+                ErrorCode::BadRequest,
+                "draw offers are for casual Pente and Quoridor matches: a Pentago set ends on \
+                 the board, and a tournament's results are the board's or the arbiter's",
+            ));
+        }
+        let play = self.require_playing()?;
+        if self.draw_offer == Some(seat.other()) {
+            return Ok(self.set_end(None, SetReason::Agreement));
+        }
+        if self.draw_offer == Some(seat) {
+            return Err(Refusal::new(
+                ErrorCode::BadRequest,
+                "your draw offer is waiting for the opponent's answer",
+            ));
+        }
+        if *self.last_draw_offer.get(seat) == Some((self.set_no, play.moves.len())) {
+            return Err(Refusal::new(
+                ErrorCode::BadRequest,
+                "one draw offer per move: offer again after the next move",
+            ));
+        }
+        Ok(vec![Event::DrawOffered { seat }])
+    }
+
+    /// Whether the players may agree a set drawn: casual Pente and Quoridor, not against the
+    /// house bot (which never answers).
+    pub fn draws_by_agreement(&self) -> bool {
+        matches!(self.config.game, GameKind::Pente | GameKind::Quoridor)
+            && self.config.tournament.is_none()
+            && self.config.house_bot.is_none()
+    }
+
+    /// The seat whose draw offer waits for an answer.
+    pub fn draw_offer(&self) -> Option<Seat> {
+        self.draw_offer
     }
 
     fn decide_ready(&self, seat: Seat) -> Result<Vec<Event>, Refusal> {
@@ -913,6 +980,10 @@ impl Round {
                 }
             }
             Event::Moved { seat, mv, .. } => {
+                // A move answers the opponent's draw offer: no.
+                if self.draw_offer == Some(seat.other()) {
+                    self.draw_offer = None;
+                }
                 if let Some(play) = &mut self.play {
                     if play.position.play_str(mv).is_ok() {
                         play.moves.push(mv.clone());
@@ -932,6 +1003,7 @@ impl Round {
                 self.claimable_by = Some(seat.other());
             }
             Event::SetEnded(result) => {
+                self.draw_offer = None;
                 add_set_points(&mut self.set_points, result.winner);
                 self.sets.push(result.clone());
                 self.status = MatchStatus::BetweenSets;
@@ -998,6 +1070,11 @@ impl Round {
             Event::PlayerConnected { seat } => *self.connected.get_mut(*seat) = true,
             Event::PlayerDisconnected { seat } => *self.connected.get_mut(*seat) = false,
             Event::Ready { seat } => *self.ready.get_mut(*seat) = true,
+            Event::DrawOffered { seat } => {
+                self.draw_offer = Some(*seat);
+                *self.last_draw_offer.get_mut(*seat) = Some((self.set_no, self.moves().len()));
+            }
+            Event::DrawDeclined { .. } => self.draw_offer = None,
             Event::Declared { .. } => {}
             Event::Expired => {
                 self.status = MatchStatus::Finished;
@@ -1072,6 +1149,7 @@ impl Round {
             colours: hakem_protocol::seat_colours(config.game.as_str(), self.first_mover()),
             claims: None,
             spectator_delay: None,
+            draw_offer: self.draw_offer,
         }
     }
 

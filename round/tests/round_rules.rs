@@ -513,6 +513,86 @@ fn a_resignation_loses_the_set() {
 }
 
 #[test]
+fn players_of_casual_pente_and_quoridor_may_agree_a_set_drawn() {
+    for game in ["pente", "quoridor"] {
+        let mut round = Round::new(config(game, Some(ClockConfig::default())));
+        // Not before a set is on.
+        assert_eq!(
+            refused(&mut round, Command::OfferDraw { seat: Seat::P1 }, 0),
+            ErrorCode::SetOver
+        );
+        ready_both(&mut round, 0);
+        let first = if game == "pente" { "K10" } else { "e2" };
+        assert_eq!(
+            kinds(&ok(&mut round, Command::OfferDraw { seat: Seat::P1 }, 1)),
+            ["draw_offered"]
+        );
+        assert_eq!(round.draw_offer(), Some(Seat::P1));
+        // Waiting for the answer; nothing to decline for the offerer.
+        assert_eq!(
+            refused(&mut round, Command::OfferDraw { seat: Seat::P1 }, 2),
+            ErrorCode::BadRequest
+        );
+        assert_eq!(
+            refused(&mut round, Command::DeclineDraw { seat: Seat::P1 }, 2),
+            ErrorCode::BadRequest
+        );
+        assert_eq!(
+            kinds(&ok(&mut round, Command::DeclineDraw { seat: Seat::P2 }, 3)),
+            ["draw_declined"]
+        );
+        assert_eq!(round.draw_offer(), None);
+        // One offer per move: again only after a move.
+        assert_eq!(
+            refused(&mut round, Command::OfferDraw { seat: Seat::P1 }, 4),
+            ErrorCode::BadRequest
+        );
+        ok(&mut round, mv(Seat::P1, first), 5);
+        ok(&mut round, Command::OfferDraw { seat: Seat::P1 }, 6);
+        // The opponent's move answers no.
+        let reply = if game == "pente" { "L11" } else { "e8" };
+        ok(&mut round, mv(Seat::P2, reply), 7);
+        assert_eq!(round.draw_offer(), None);
+        ok(&mut round, Command::OfferDraw { seat: Seat::P2 }, 8);
+        // The other seat's offer accepts it: the set is drawn by agreement.
+        let events = ok(&mut round, Command::OfferDraw { seat: Seat::P1 }, 9);
+        assert_eq!(kinds(&events), ["set_ended"]);
+        let Event::SetEnded(result) = &events[0] else {
+            unreachable!()
+        };
+        assert_eq!((result.winner, result.reason.as_str()), (None, "agreement"));
+        assert_eq!(round.set_points(), points(1, 1));
+        assert_eq!(round.draw_offer(), None);
+    }
+}
+
+#[test]
+fn pentago_and_tournament_matches_have_no_draw_offers() {
+    let mut round = pentago();
+    ready_both(&mut round, 0);
+    assert_eq!(
+        refused(&mut round, Command::OfferDraw { seat: Seat::P1 }, 1),
+        ErrorCode::BadRequest
+    );
+    let mut tournament = config("pente", None);
+    tournament.tournament = Some("t1".into());
+    let mut round = Round::new(tournament);
+    ready_both(&mut round, 0);
+    assert_eq!(
+        refused(&mut round, Command::OfferDraw { seat: Seat::P2 }, 1),
+        ErrorCode::BadRequest
+    );
+    let mut house = config("quoridor", None);
+    house.house_bot = Some(Seat::P2);
+    let mut round = Round::new(house);
+    ready_both(&mut round, 0);
+    assert_eq!(
+        refused(&mut round, Command::OfferDraw { seat: Seat::P1 }, 1),
+        ErrorCode::BadRequest
+    );
+}
+
+#[test]
 fn a_claim_comes_after_the_opponents_press_and_is_about_the_last_move() {
     let mut round = pentago();
     ready_both(&mut round, 0);

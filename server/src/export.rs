@@ -1,5 +1,5 @@
 //! A player's data, exported on their request: the account, its ratings and rated rounds,
-//! and its matches, as one JSON document.
+//! its matches and the chat messages it wrote, as one JSON document.
 
 use crate::ratings::RatingView;
 use crate::App;
@@ -8,14 +8,19 @@ use crate::App;
 const EXPORT_MAX: usize = 10_000;
 
 /// What the server keeps of `account`, for its owner: the account (never its password's hash
-/// nor its tokens), its ratings and every rated round, and its matches, newest first.
+/// nor its tokens), its ratings and every rated round, its matches, newest first, and its chat
+/// messages, oldest first.
 pub async fn account(app: &App, account: &str) -> Result<serde_json::Value, String> {
     let kind = app
         .accounts
         .kind_of(account)
         .ok_or_else(|| format!("no account {account:?}"))?;
-    let (ratings, history) = match app.store() {
+    let (ratings, history, chat) = match app.store() {
         Some(store) => {
+            let chat = store
+                .chat_of_account(account, EXPORT_MAX as u32)
+                .await
+                .map_err(|e| e.to_string())?;
             let history = store
                 .rating_history(account, EXPORT_MAX as u32)
                 .await
@@ -24,9 +29,9 @@ pub async fn account(app: &App, account: &str) -> Result<serde_json::Value, Stri
                 .ratings(Some(account))
                 .await
                 .map_err(|e| e.to_string())?;
-            (ratings, history)
+            (ratings, history, chat)
         }
-        None => (Vec::new(), Vec::new()),
+        None => (Vec::new(), Vec::new(), Vec::new()),
     };
     let ratings: std::collections::BTreeMap<String, RatingView> = ratings
         .into_iter()
@@ -54,6 +59,7 @@ pub async fn account(app: &App, account: &str) -> Result<serde_json::Value, Stri
         "ratings": ratings,
         "rated_rounds": history,
         "matches": matches,
+        "chat": chat,
         "exported_ms": crate::wall_clock_ms(),
     }))
 }

@@ -60,6 +60,8 @@ async fn play(
         batch: false,
         boards: false,
         rematch: false,
+        chat: false,
+        speaker: Default::default(),
         outbox: outbox.clone(),
         re: None,
     })

@@ -70,6 +70,7 @@ pub async fn serve(
         batch: false,
         boards: false,
         rematch: false,
+        chat: false,
         bucket: TokenBucket::new(limits.rate_per_sec, limits.rate_burst),
         throttled: false,
         ip,
@@ -445,6 +446,7 @@ struct Session {
     batch: bool,
     boards: bool,
     rematch: bool,
+    chat: bool,
     bucket: TokenBucket,
     /// The last message had to wait for the rate limits.
     throttled: bool,
@@ -960,6 +962,7 @@ impl Session {
         self.batch = granted.contains(&Feature::Batch);
         self.boards = granted.contains(&Feature::Boards);
         self.rematch = granted.contains(&Feature::Rematch);
+        self.chat = granted.contains(&Feature::Chat);
         let identity = Identity { kind, name };
         if self.identity.is_none() {
             metrics::gauge!("hakem_connections", "kind" => kind_label(kind)).increment(1.0);
@@ -1005,6 +1008,14 @@ impl Session {
             .accounts
             .speaks_for(&name, self.session.as_deref())?;
         Some((name, kind))
+    }
+
+    /// Who this connection is in a match's chat.
+    fn speaker(&self) -> crate::room::Speaker {
+        crate::room::Speaker {
+            account: self.account_kind().map(|(name, _)| name),
+            organizer: self.is_organizer(),
+        }
     }
 
     /// Takes a seek and creates its match, the seats drawn by lot; both accounts are told
@@ -1298,6 +1309,8 @@ impl Session {
                         batch: self.batch,
                         boards: self.boards,
                         rematch: self.rematch,
+                        chat: self.chat,
+                        speaker: self.speaker(),
                         outbox: self.outbox.clone(),
                         re: re.clone(),
                     };
@@ -1417,6 +1430,8 @@ impl Session {
                         batch: self.batch,
                         boards: self.boards,
                         rematch: self.rematch,
+                        chat: self.chat,
+                        speaker: self.speaker(),
                         outbox: self.outbox.clone(),
                         re: None,
                     };
@@ -1499,7 +1514,17 @@ fn action_of(message: ClientMessage) -> Option<Action> {
         ClientMessage::Move { mv, press, .. } => Action::Move(mv, press),
         ClientMessage::Ready { .. } => Action::Ready,
         ClientMessage::Resign { .. } => Action::Resign,
+        ClientMessage::OfferDraw { .. } => Action::OfferDraw,
+        ClientMessage::DeclineDraw { .. } => Action::DeclineDraw,
         ClientMessage::Claim { text, .. } => Action::Claim(text),
+        ClientMessage::Chat { text, channel, .. } => Action::Chat { channel, text },
+        ClientMessage::Mute {
+            seat, name, muted, ..
+        } => Action::Mute {
+            target: hakem_protocol::ChatMute { seat, name },
+            muted,
+        },
+        ClientMessage::SetChat { enabled, .. } => Action::SetChat(enabled),
         ClientMessage::Warn { seat, reason, .. } => Action::Arbiter(Command::Warn { seat, reason }),
         ClientMessage::ResolveClaim {
             claim,

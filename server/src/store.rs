@@ -36,6 +36,7 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (7, include_str!("../migrations/0007_ratings.sql")),
     (8, include_str!("../migrations/0008_match_players.sql")),
     (9, include_str!("../migrations/0009_rounds_not_rated.sql")),
+    (10, include_str!("../migrations/0010_chat.sql")),
 ];
 
 /// Writes waiting for the writer; a full queue makes rooms wait (never drops an event).
@@ -107,6 +108,24 @@ pub struct RatingEntry {
     pub score: f64,
     pub rating: f64,
     pub deviation: f64,
+    pub at_ms: u64,
+}
+
+/// A match's chat as stored: its settings, if the arbiter ever changed them (on, and the
+/// mutes as JSON), its last messages (newest first) and how many it has.
+pub struct StoredChat {
+    pub settings: Option<(bool, String)>,
+    pub lines: Vec<hakem_protocol::ChatLine>,
+    pub count: u64,
+}
+
+/// A chat message written by an account, as its data export lists it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct AccountChatLine {
+    #[serde(rename = "match")]
+    pub match_id: String,
+    pub channel: String,
+    pub text: String,
     pub at_ms: u64,
 }
 
@@ -689,6 +708,146 @@ impl Store {
             }
             fresh
         }))
+    }
+
+    /// Stores one chat message (`account`: the account that wrote it, if any).
+    pub async fn add_chat(
+        &self,
+        line: &hakem_protocol::ChatLine,
+        account: Option<&str>,
+    ) -> Result<(), StoreError> {
+        let sql = sql_for(
+            &self.db,
+            "INSERT INTO chat_messages (match_id, n, channel, author, role, account, text, at_ms) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+        );
+        on_db!(&self.db, pool => {
+            sqlx::query(&sql)
+                .bind(&line.match_id)
+                .bind(i64::try_from(line.n).unwrap_or(i64::MAX))
+                .bind(line.channel.as_str())
+                .bind(&line.from)
+                .bind(&line.role)
+                .bind(account)
+                .bind(&line.text)
+                .bind(i64::try_from(line.at_ms).unwrap_or(i64::MAX))
+                .execute(pool)
+                .await?;
+        });
+        Ok(())
+    }
+
+    /// A match's chat: settings, the last `limit` messages and the count.
+    pub async fn chat(&self, match_id: &str, limit: u32) -> Result<StoredChat, StoreError> {
+        let settings_sql = sql_for(
+            &self.db,
+            "SELECT enabled, mutes FROM chat_settings WHERE match_id = $1",
+        );
+        let lines_sql = sql_for(
+            &self.db,
+            "SELECT n, channel, author, role, text, at_ms FROM chat_messages \
+             WHERE match_id = $1 ORDER BY n DESC LIMIT $2",
+        );
+        let count_sql = sql_for(
+            &self.db,
+            "SELECT COALESCE(MAX(n), 0) FROM chat_messages WHERE match_id = $1",
+        );
+        Ok(on_db!(&self.db, pool => {
+            let settings = match sqlx::query(&settings_sql)
+                .bind(match_id)
+                .fetch_optional(pool)
+                .await?
+            {
+                Some(row) => Some((row.try_get::<i64, _>(0)? != 0, row.try_get::<String, _>(1)?)),
+                None => None,
+            };
+            let rows = sqlx::query(&lines_sql)
+                .bind(match_id)
+                .bind(i64::from(limit))
+                .fetch_all(pool)
+                .await?;
+            let mut lines = Vec::with_capacity(rows.len());
+            for row in rows {
+                let channel: String = row.try_get(1)?;
+                let Some(channel) = hakem_protocol::ChatChannel::parse(&channel) else {
+                    continue;
+                };
+                lines.push(hakem_protocol::ChatLine {
+                    match_id: match_id.to_string(),
+                    n: ms(row.try_get(0)?),
+                    channel,
+                    from: row.try_get(2)?,
+                    role: row.try_get(3)?,
+                    text: row.try_get(4)?,
+                    at_ms: ms(row.try_get(5)?),
+                });
+            }
+            let count: i64 = sqlx::query(&count_sql)
+                .bind(match_id)
+                .fetch_one(pool)
+                .await?
+                .try_get(0)?;
+            StoredChat {
+                settings,
+                lines,
+                count: ms(count),
+            }
+        }))
+    }
+
+    /// Records a match's chat settings: on or off, and the mutes (JSON).
+    pub async fn save_chat_settings(
+        &self,
+        match_id: &str,
+        enabled: bool,
+        mutes: &str,
+    ) -> Result<(), StoreError> {
+        let sql = sql_for(
+            &self.db,
+            "INSERT INTO chat_settings (match_id, enabled, mutes) VALUES ($1, $2, $3) \
+             ON CONFLICT (match_id) DO UPDATE SET enabled = excluded.enabled, mutes = excluded.mutes",
+        );
+        on_db!(&self.db, pool => {
+            sqlx::query(&sql)
+                .bind(match_id)
+                .bind(i64::from(enabled))
+                .bind(mutes)
+                .execute(pool)
+                .await?;
+        });
+        Ok(())
+    }
+
+    /// The chat messages an account wrote, oldest first (at most `limit`, the newest).
+    pub async fn chat_of_account(
+        &self,
+        account: &str,
+        limit: u32,
+    ) -> Result<Vec<AccountChatLine>, StoreError> {
+        let sql = sql_for(
+            &self.db,
+            "SELECT match_id, channel, text, at_ms FROM chat_messages WHERE account = $1 \
+             ORDER BY at_ms DESC, match_id DESC, n DESC LIMIT $2",
+        );
+        let mut out = on_db!(&self.db, pool => {
+            let rows = sqlx::query(&sql)
+                .bind(account)
+                .bind(i64::from(limit))
+                .fetch_all(pool)
+                .await?;
+            let mut out = Vec::with_capacity(rows.len());
+            for row in rows {
+                out.push(AccountChatLine {
+                    match_id: row.try_get(0)?,
+                    channel: row.try_get(1)?,
+                    text: row.try_get(2)?,
+                    at_ms: ms(row.try_get(3)?),
+                });
+            }
+            out
+        });
+        out.reverse();
+        Ok(out)
     }
 
     /// Notes a rated match whose round rated nobody (nothing was played in it).

@@ -360,10 +360,23 @@ impl Client {
 
     /// Connects and says hello (as a guest, or with `token`).
     pub async fn connect(server: &Server, name: &str, token: Option<&str>) -> Client {
+        Client::connect_with(server, name, token, &[]).await
+    }
+
+    /// Connects and says hello asking for the extensions `features`.
+    pub async fn connect_with(
+        server: &Server,
+        name: &str,
+        token: Option<&str>,
+        features: &[&str],
+    ) -> Client {
         let mut client = Client::connect_raw(server, name).await;
         let mut hello = json!({"type": "hello", "protocol": 1, "client": "blackbox/1"});
         if let Some(token) = token {
             hello["token"] = json!(token);
+        }
+        if !features.is_empty() {
+            hello["features"] = json!(features);
         }
         client.send(hello).await;
         let welcome = client.next().await;

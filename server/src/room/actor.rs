@@ -15,6 +15,7 @@ use hakem_round::{Command, Millis, Refusal, Round};
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
+use super::chat::{self, Chat, Pace, Speaker};
 use super::delay::Delayed;
 use super::RematchStep;
 use super::{
@@ -33,6 +34,10 @@ struct Member {
     boards: bool,
     /// Told of rematch offers (asked for at `hello`, or offered one itself).
     rematch: bool,
+    /// Reads the chat.
+    chat: bool,
+    speaker: Speaker,
+    pace: Pace,
 }
 
 /// One action's frames, as each kind of member takes them: with boards (as stored) or without
@@ -126,6 +131,8 @@ struct Room {
     /// What spectators are shown when they see the match late, until the round is over.
     delayed: Option<Delayed<Encoded>>,
     rematch: Rematch,
+    /// The chat, read from the store when first needed.
+    chat: Option<Chat>,
 }
 
 /// A rematch of the finished round: offers, then the match both asked for.
@@ -212,6 +219,7 @@ pub(super) fn spawn(start: Start, instance: u64, rooms: Arc<Rooms>) -> RoomHandl
         rooms,
         delayed,
         rematch: Rematch::default(),
+        chat: None,
     };
     tokio::spawn(room.run());
     RoomHandle {
@@ -510,6 +518,313 @@ impl Room {
         }
     }
 
+    /// Reads the chat from the store, once.
+    async fn load_chat(&mut self) {
+        if self.chat.is_some() {
+            return;
+        }
+        // Off in a tournament's match until the arbiter turns it on.
+        let default_on = self.round.config().tournament.is_none();
+        let stored = match &self.store {
+            Some(store) => match store.chat(&self.id, chat::RECENT as u32).await {
+                Ok(stored) => Some(stored),
+                Err(e) => {
+                    tracing::error!(match_id = %self.id, error = %e, "chat not read");
+                    return;
+                }
+            },
+            None => None,
+        };
+        self.chat = Some(match stored {
+            Some(stored) => {
+                let (enabled, mutes) = match stored.settings {
+                    Some((enabled, mutes)) => {
+                        (enabled, serde_json::from_str(&mutes).unwrap_or_default())
+                    }
+                    None => (default_on, Vec::new()),
+                };
+                Chat::new(enabled, mutes, stored.lines, stored.count)
+            }
+            None => Chat::new(default_on, Vec::new(), Vec::new(), 0),
+        });
+    }
+
+    /// A member's chat message: checked, stored, then sent to the members who read its
+    /// channel.
+    async fn say(
+        &mut self,
+        conn: ConnId,
+        outbox: &Outbox,
+        re: Option<RequestId>,
+        channel: Option<hakem_protocol::ChatChannel>,
+        text: &str,
+    ) {
+        use hakem_protocol::ChatChannel;
+        let Some(member) = self.members.get(&conn) else {
+            return self.refuse(
+                outbox,
+                re,
+                ErrorCode::Forbidden,
+                "join or watch the match first",
+            );
+        };
+        let role = member.role;
+        let own = match role {
+            Role::Spectator => ChatChannel::Spectators,
+            _ => ChatChannel::Players,
+        };
+        let channel = channel.unwrap_or(own);
+        if role != Role::Arbiter && channel != own {
+            let message = match role {
+                Role::Spectator => "spectators write in the spectators' chat",
+                _ => "players write in the players' chat",
+            };
+            return self.refuse(outbox, re, ErrorCode::Forbidden, message);
+        }
+        if role == Role::Spectator && member.speaker.account.is_none() && !member.speaker.organizer
+        {
+            return self.refuse(
+                outbox,
+                re,
+                ErrorCode::Forbidden,
+                "log in to write in the spectators' chat",
+            );
+        }
+        let text = match chat::clean(text) {
+            Ok(text) => text,
+            Err(message) => return self.refuse(outbox, re, ErrorCode::BadRequest, &message),
+        };
+        self.load_chat().await;
+        let (Some(chat), Some(member)) = (&self.chat, self.members.get(&conn)) else {
+            return self.refuse(
+                outbox,
+                re,
+                ErrorCode::Internal,
+                "the chat could not be read; try again",
+            );
+        };
+        if !chat.enabled && role != Role::Arbiter {
+            return self.refuse(
+                outbox,
+                re,
+                ErrorCode::Forbidden,
+                "the chat is off in this match",
+            );
+        }
+        if role != Role::Arbiter && muted(chat, member) {
+            return self.refuse(
+                outbox,
+                re,
+                ErrorCode::Forbidden,
+                "you are muted in this match",
+            );
+        }
+        if chat.count >= chat::MAX_LINES {
+            return self.refuse(
+                outbox,
+                re,
+                ErrorCode::BadRequest,
+                "this match's chat is full",
+            );
+        }
+        let (from, who) = match role {
+            Role::Player(seat) => (
+                self.round.config().players.get(seat).clone(),
+                seat.as_str().to_string(),
+            ),
+            Role::Arbiter => (String::new(), "arbiter".to_string()),
+            Role::Spectator => match &member.speaker.account {
+                Some(name) => (name.clone(), "spectator".to_string()),
+                None => (String::new(), "organizer".to_string()),
+            },
+        };
+        let account = match role {
+            Role::Player(seat) => self.tokens.accounts.get(seat).clone(),
+            _ => member.speaker.account.clone(),
+        };
+        if let Some(member) = self.members.get_mut(&conn) {
+            if !member.pace.take() {
+                return self.refuse(
+                    outbox,
+                    re,
+                    ErrorCode::RateLimited,
+                    "you write too fast: 5 messages, then one every 2 seconds",
+                );
+            }
+        }
+        let line = hakem_protocol::ChatLine {
+            match_id: self.id.to_string(),
+            n: chat.count + 1,
+            channel,
+            from,
+            role: who,
+            text,
+            at_ms: wall_clock_ms(),
+        };
+        if let Some(store) = &self.store {
+            if let Err(e) = store.add_chat(&line, account.as_deref()).await {
+                tracing::error!(match_id = %self.id, error = %e, "chat message not stored");
+                return self.refuse(
+                    outbox,
+                    re,
+                    ErrorCode::Internal,
+                    "the server could not store this message; try again",
+                );
+            }
+        }
+        let frame = encode(&ServerMessage::Chat(line.clone()));
+        for (&conn, member) in &self.members {
+            if member.chat
+                && chat::reads(member.role, channel)
+                && !member.outbox.send(frame.clone())
+            {
+                self.dropped.push(conn);
+            }
+        }
+        if let Some(chat) = &mut self.chat {
+            chat.push(line);
+        }
+        self.ack(outbox, re);
+        self.settle_dropped().await;
+    }
+
+    fn ack(&self, outbox: &Outbox, re: Option<RequestId>) {
+        if re.is_some() {
+            outbox.send_message(&ServerMessage::Ack {
+                re,
+                match_id: Some(self.id.to_string()),
+                seq: None,
+            });
+        }
+    }
+
+    /// Whether the member may moderate the chat: the arbiter, or the organizer.
+    fn moderator(&self, conn: ConnId) -> bool {
+        self.members.get(&conn).is_some_and(moderates)
+    }
+
+    async fn mute(
+        &mut self,
+        conn: ConnId,
+        outbox: &Outbox,
+        re: Option<RequestId>,
+        target: hakem_protocol::ChatMute,
+        muted: bool,
+    ) {
+        if !self.moderator(conn) {
+            return self.refuse(
+                outbox,
+                re,
+                ErrorCode::Forbidden,
+                "only the arbiter or the organizer mutes",
+            );
+        }
+        let name = target.name.as_deref().map(str::trim);
+        let target = match (target.seat, name) {
+            (Some(seat), None) => hakem_protocol::ChatMute {
+                seat: Some(seat),
+                name: None,
+            },
+            (None, Some(name)) if !name.is_empty() && name.chars().count() <= 64 => {
+                hakem_protocol::ChatMute {
+                    seat: None,
+                    name: Some(name.to_string()),
+                }
+            }
+            _ => {
+                return self.refuse(
+                    outbox,
+                    re,
+                    ErrorCode::BadRequest,
+                    "mute names a `seat` or an account's `name` (at most 64 characters)",
+                )
+            }
+        };
+        self.change_chat(outbox, re, |chat| {
+            if chat.set_muted(target, muted) {
+                Ok(())
+            } else {
+                Err(format!(
+                    "at most {} seats and accounts are muted in a match",
+                    chat::MAX_MUTES
+                ))
+            }
+        })
+        .await;
+    }
+
+    async fn switch_chat(
+        &mut self,
+        conn: ConnId,
+        outbox: &Outbox,
+        re: Option<RequestId>,
+        enabled: bool,
+    ) {
+        if !self.moderator(conn) {
+            return self.refuse(
+                outbox,
+                re,
+                ErrorCode::Forbidden,
+                "only the arbiter or the organizer turns the chat on or off",
+            );
+        }
+        self.change_chat(outbox, re, |chat| {
+            chat.enabled = enabled;
+            Ok(())
+        })
+        .await;
+    }
+
+    /// Changes the chat's settings on a copy, stores them, then takes them and tells every
+    /// member that reads the chat.
+    async fn change_chat(
+        &mut self,
+        outbox: &Outbox,
+        re: Option<RequestId>,
+        change: impl FnOnce(&mut Chat) -> Result<(), String>,
+    ) {
+        self.load_chat().await;
+        let Some(chat) = &self.chat else {
+            return self.refuse(
+                outbox,
+                re,
+                ErrorCode::Internal,
+                "the chat could not be read; try again",
+            );
+        };
+        let mut next = Chat::new(chat.enabled, chat.mutes.clone(), Vec::new(), chat.count);
+        if let Err(message) = change(&mut next) {
+            return self.refuse(outbox, re, ErrorCode::BadRequest, &message);
+        }
+        if let Some(store) = &self.store {
+            let mutes = serde_json::to_string(&next.mutes).unwrap_or_else(|_| "[]".into());
+            if let Err(e) = store
+                .save_chat_settings(&self.id, next.enabled, &mutes)
+                .await
+            {
+                tracing::error!(match_id = %self.id, error = %e, "chat settings not stored");
+                return self.refuse(
+                    outbox,
+                    re,
+                    ErrorCode::Internal,
+                    "the server could not store this; nothing changed, try again",
+                );
+            }
+        }
+        let Some(chat) = &mut self.chat else { return };
+        chat.enabled = next.enabled;
+        chat.mutes = next.mutes;
+        for member in self.members.values().filter(|member| member.chat) {
+            member.outbox.send_message(&ServerMessage::ChatSettings {
+                match_id: self.id.to_string(),
+                enabled: chat.enabled,
+                muted: muted(chat, member),
+                mutes: moderates(member).then(|| chat.mutes.clone()),
+            });
+        }
+        self.ack(outbox, re);
+    }
+
     /// The state `role` sees now, with the legal moves if asked for.
     fn state(&self, role: Role, with_legal_moves: bool) -> MatchState {
         let (round, seq) = match (&self.delayed, role) {
@@ -542,6 +857,8 @@ impl Room {
             batch,
             boards,
             rematch,
+            chat,
+            speaker,
             outbox,
             re,
         } = join;
@@ -572,6 +889,9 @@ impl Room {
                 batch,
                 boards,
                 rematch,
+                chat,
+                speaker,
+                pace: Pace::default(),
             },
         );
         metrics::gauge!("hakem_room_members", "role" => role.metric_label()).increment(1.0);
@@ -599,6 +919,18 @@ impl Room {
             _ => {
                 let state = self.state(role, legal_moves);
                 outbox.send_message(&ServerMessage::State(Box::new(state)));
+            }
+        }
+        if chat {
+            self.load_chat().await;
+            if let (Some(member), Some(chat)) = (self.members.get(&conn), &self.chat) {
+                outbox.send_message(&ServerMessage::ChatHistory {
+                    match_id: self.id.to_string(),
+                    enabled: chat.enabled,
+                    muted: muted(chat, member),
+                    lines: chat.lines_for(role),
+                    mutes: moderates(member).then(|| chat.mutes.clone()),
+                });
             }
         }
         if let (Role::Player(seat), false) = (role, again) {
@@ -675,6 +1007,16 @@ impl Room {
         received: Instant,
     ) {
         let role = self.members.get(&conn).map(|member| member.role);
+        let action = match action {
+            Action::Chat { channel, text } => {
+                return self.say(conn, outbox, re, channel, &text).await;
+            }
+            Action::Mute { target, muted } => {
+                return self.mute(conn, outbox, re, target, muted).await;
+            }
+            Action::SetChat(enabled) => return self.switch_chat(conn, outbox, re, enabled).await,
+            action => action,
+        };
         let refusal = match (role, action) {
             (Some(Role::Arbiter), Action::Arbiter(command)) => {
                 return self
@@ -958,6 +1300,20 @@ fn an_event_frame_is_written_as_the_message_would_be() {
     );
 }
 
+/// Whether a member is muted in `chat` (its seat, or the account it speaks for).
+fn muted(chat: &Chat, member: &Member) -> bool {
+    let seat = match member.role {
+        Role::Player(seat) => Some(seat),
+        _ => None,
+    };
+    chat.is_muted(seat, member.speaker.account.as_deref())
+}
+
+/// Whether a member moderates the chat: the arbiter, or the organizer in any role.
+fn moderates(member: &Member) -> bool {
+    member.role == Role::Arbiter || member.speaker.organizer
+}
+
 /// A player's action as a round command for `seat`; `None` for an arbiter's action.
 fn player_command(seat: hakem_protocol::Seat, action: Action) -> Option<Command> {
     Some(match action {
@@ -971,7 +1327,11 @@ fn player_command(seat: hakem_protocol::Seat, action: Action) -> Option<Command>
         Action::Press => Command::Press { seat },
         Action::Ready => Command::Ready { seat },
         Action::Resign => Command::Resign { seat },
+        Action::OfferDraw => Command::OfferDraw { seat },
+        Action::DeclineDraw => Command::DeclineDraw { seat },
         Action::Claim(text) => Command::Claim { seat, text },
-        Action::Arbiter(_) => return None,
+        Action::Arbiter(_) | Action::Chat { .. } | Action::Mute { .. } | Action::SetChat(_) => {
+            return None
+        }
     })
 }

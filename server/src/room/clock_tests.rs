@@ -109,6 +109,8 @@ fn join(conn: u64, member: &Member, credential: Credential) -> Join {
         batch: false,
         boards: true,
         rematch: false,
+        chat: false,
+        speaker: Default::default(),
         outbox: member.outbox.clone(),
         re: None,
     }
@@ -504,4 +506,75 @@ async fn spectators_who_see_a_match_moves_behind_see_a_move_once_the_next_is_mad
     act(&room, 2, &p2, Action::Move("f6ne".into(), true)).await;
     assert_eq!(event_kinds(&watcher.events()), ["moved", "pressed"]);
     assert_eq!(room.state().position.moves.len(), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_tournament_board_has_no_chat_until_its_arbiter_turns_it_on() {
+    let rooms = Arc::new(Rooms::default());
+    let mut config = MatchConfig::new("pente", None, 1, None, 3, PerSeat::default()).unwrap();
+    config.tournament = Some("t1".into());
+    let room = rooms.start(Start {
+        id: "t1-r1-b1".into(),
+        round: Round::new(config),
+        tokens: tokens(),
+        frames: Vec::new(),
+        times: Vec::new(),
+        created_ms: crate::wall_clock_ms(),
+        store: None,
+        finished: None,
+        settings: RoomSettings::default(),
+        spectator_delay: None,
+    });
+    let (player, arbiter) = (Member::new(), Member::new());
+    for (conn, member, credential) in [
+        (1, &player, Credential::Seat("a".repeat(32))),
+        (3, &arbiter, Credential::Arbiter("c".repeat(32))),
+    ] {
+        let mut join = join(conn, member, credential);
+        join.chat = true;
+        room.join(join).await.unwrap();
+        settle().await;
+    }
+    let history = |member: &mut Member| {
+        member.events().into_iter().find_map(|m| match m {
+            ServerMessage::ChatHistory { enabled, .. } => Some(enabled),
+            _ => None,
+        })
+    };
+    let (mut player, mut arbiter) = (player, arbiter);
+    assert_eq!(history(&mut player), Some(false));
+    assert_eq!(history(&mut arbiter), Some(false));
+    let say = |text: &str| Action::Chat {
+        channel: None,
+        text: text.into(),
+    };
+    let refusal = |member: &mut Member| {
+        member.events().into_iter().find_map(|m| match m {
+            ServerMessage::Error(error) => Some(error.code),
+            _ => None,
+        })
+    };
+    act(&room, 1, &player, say("gg")).await;
+    assert_eq!(
+        refusal(&mut player),
+        Some(hakem_protocol::ErrorCode::Forbidden)
+    );
+    // A player cannot turn it on; the arbiter can.
+    act(&room, 1, &player, Action::SetChat(true)).await;
+    assert_eq!(
+        refusal(&mut player),
+        Some(hakem_protocol::ErrorCode::Forbidden)
+    );
+    act(&room, 3, &arbiter, Action::SetChat(true)).await;
+    let settings = player.events().into_iter().find_map(|m| match m {
+        ServerMessage::ChatSettings { enabled, .. } => Some(enabled),
+        _ => None,
+    });
+    assert_eq!(settings, Some(true));
+    act(&room, 1, &player, say("gg")).await;
+    let heard = arbiter.events().into_iter().find_map(|m| match m {
+        ServerMessage::Chat(line) => Some(line.text),
+        _ => None,
+    });
+    assert_eq!(heard.as_deref(), Some("gg"));
 }

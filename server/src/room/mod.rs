@@ -8,6 +8,7 @@
 //! registry; the match stays readable from the store.
 
 mod actor;
+mod chat;
 #[cfg(test)]
 mod clock_tests;
 mod delay;
@@ -28,6 +29,7 @@ use tokio::time::Instant;
 use crate::outbox::{ConnId, Outbox};
 use crate::store::{MatchSpec, Store, StoredMatch};
 use crate::tokens::Token;
+pub use chat::Speaker;
 
 /// Commands waiting for a room; a full queue makes senders wait, never drops a move.
 const ROOM_QUEUE: usize = 256;
@@ -99,6 +101,10 @@ pub struct Join {
     pub boards: bool,
     /// The member is told of rematch offers.
     pub rematch: bool,
+    /// The member reads the match's chat.
+    pub chat: bool,
+    /// Who the member is beyond its role, for the chat.
+    pub speaker: Speaker,
     pub outbox: Outbox,
     pub re: Option<RequestId>,
 }
@@ -112,8 +118,21 @@ pub enum Action {
     Press,
     Ready,
     Resign,
+    OfferDraw,
+    DeclineDraw,
     Claim(String),
     Arbiter(Command),
+    Chat {
+        channel: Option<hakem_protocol::ChatChannel>,
+        text: String,
+    },
+    /// The arbiter's or the organizer's: mutes a seat or an account in the chat.
+    Mute {
+        target: hakem_protocol::ChatMute,
+        muted: bool,
+    },
+    /// The arbiter's or the organizer's: the chat on or off.
+    SetChat(bool),
 }
 
 /// The tokens of a match, and the accounts seated in it.
