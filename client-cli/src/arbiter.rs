@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use clap::Args;
-use hakem_protocol::{ClientMessage, Scope, Seat, Winner};
+use hakem_protocol::{ChatChannel, ClientMessage, Scope, Seat, Winner};
 
 use crate::session::{Input, LinkArgs, Role, Session};
 
@@ -29,6 +29,10 @@ commands:
   adjust p1|p2 +SECONDS|-SECONDS       add or remove time, e.g. adjust p2 +60, adjust p1 -1:30
   start                                start the next set without waiting for both `ready`
   declare set|round p1|p2|draw REASON  decide the set or the round
+  say [spectators] TEXT                a message in the players' chat (or the spectators')
+  mute p1|p2|NAME                      mute a seat or a spectator's account in the chat
+  unmute p1|p2|NAME                    let them write again
+  chat on|off                          turn the match's chat on or off
   time                                 both clocks now
   board                                the board and the score again
   help                                 this list
@@ -52,6 +56,7 @@ pub async fn run(args: ArbiterArgs) -> ExitCode {
         parse: Some(parse),
         help: HELP,
         reconnect_for: args.link.reconnect_timeout,
+        token: None,
     }
     .run()
     .await
@@ -145,6 +150,33 @@ pub fn parse(line: &str, match_id: &str) -> Input {
             }
             _ => Input::Invalid("usage: declare set|round p1|p2|draw REASON".into()),
         },
+        "say" | "chat"
+            if rest
+                .first()
+                .is_some_and(|w| w.eq_ignore_ascii_case("spectators")) =>
+        {
+            crate::play::say(match_id, &rest[1..], Some(ChatChannel::Spectators))
+        }
+        "chat" if matches!(rest, ["on"] | ["off"]) => send(ClientMessage::SetChat {
+            match_id,
+            enabled: rest == ["on"],
+        }),
+        "say" | "chat" => crate::play::say(match_id, rest, Some(ChatChannel::Players)),
+        "mute" | "unmute" => match rest {
+            [who] => {
+                let (seat, name) = match seat_of(who) {
+                    Ok(seat) => (Some(seat), None),
+                    Err(_) => (None, Some(who.to_string())),
+                };
+                send(ClientMessage::Mute {
+                    match_id,
+                    seat,
+                    name,
+                    muted: first.eq_ignore_ascii_case("mute"),
+                })
+            }
+            _ => Input::Invalid(format!("usage: {first} p1|p2|NAME")),
+        },
         "time" | "clock" | "clocks" => Input::Time,
         "board" => Input::Board,
         "help" | "?" => Input::Help,
@@ -213,6 +245,39 @@ mod tests {
                 scope: Scope::Round,
                 winner: Winner::Draw,
                 reason: "agreed".into()
+            }
+        );
+        assert_eq!(
+            sent("say spectators quiet please"),
+            ClientMessage::Chat {
+                match_id: "m".into(),
+                text: "quiet please".into(),
+                channel: Some(ChatChannel::Spectators)
+            }
+        );
+        assert_eq!(
+            sent("chat off"),
+            ClientMessage::SetChat {
+                match_id: "m".into(),
+                enabled: false
+            }
+        );
+        assert_eq!(
+            sent("unmute zeynep"),
+            ClientMessage::Mute {
+                match_id: "m".into(),
+                seat: None,
+                name: Some("zeynep".into()),
+                muted: false
+            }
+        );
+        assert_eq!(
+            sent("mute P2"),
+            ClientMessage::Mute {
+                match_id: "m".into(),
+                seat: Some(Seat::P2),
+                name: None,
+                muted: true
             }
         );
         assert_eq!(

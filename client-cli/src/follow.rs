@@ -71,6 +71,8 @@ pub struct LinkOptions {
     /// Retry a failing first connection too (a listening bot's matches), instead of giving up
     /// at once as a command typed with a wrong address should.
     pub retry_first: bool,
+    /// Read the match's chat (people do; bots do not).
+    pub chat: bool,
 }
 
 /// What happened on the link, for its user to show or act on.
@@ -401,10 +403,15 @@ impl MatchLink {
                 .max(Duration::from_millis(100)),
             _ => ATTEMPT_PATIENCE,
         };
+        let features: &[Feature] = if self.opts.chat {
+            &[Feature::Batch, Feature::Boards, Feature::Chat]
+        } else {
+            &[Feature::Batch, Feature::Boards]
+        };
         let opened = Connection::handshake(
             &self.opts.server,
             self.opts.token.as_deref(),
-            &[Feature::Batch, Feature::Boards],
+            features,
             patience,
         )
         .await;

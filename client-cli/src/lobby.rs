@@ -1,6 +1,7 @@
-//! `hakem lobby list|seek|accept`: the server's lobby from the terminal. `seek` posts an offer
-//! and waits until someone accepts it; `accept` takes one. Both end with the new match and the
-//! seat to play it from (`hakem play --match ID --token T`).
+//! `hakem lobby list|seek|accept|rematch`: the server's lobby from the terminal. `seek` posts
+//! an offer and waits until someone accepts it; `accept` takes one; `rematch` offers to play a
+//! finished round again and waits for the opponent's offer. Each ends with the new match and
+//! the seat to play it from (`hakem play --match ID --token T`).
 
 use std::process::ExitCode;
 
@@ -22,6 +23,24 @@ pub enum LobbyCommand {
     Seek(SeekArgs),
     /// Accept a seek (its id, as `list` shows it); prints the match and your seat.
     Accept(AcceptArgs),
+    /// After a round: offer the opponent a rematch (seats swapped) and wait for theirs;
+    /// prints the new match and your seat in it.
+    Rematch(RematchArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct RematchArgs {
+    #[command(flatten)]
+    server: Server,
+    /// The finished match.
+    #[arg(long = "match", value_name = "ID")]
+    match_id: String,
+    /// Your seat token in it.
+    #[arg(long, value_name = "T")]
+    token: String,
+    /// One JSON line: {"match":..,"seat":..,"seat_token":..}.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args, Debug)]
@@ -82,6 +101,7 @@ pub async fn run(command: LobbyCommand) -> ExitCode {
         LobbyCommand::List(args) => list(args).await,
         LobbyCommand::Seek(args) => seek(args).await,
         LobbyCommand::Accept(args) => accept(args).await,
+        LobbyCommand::Rematch(args) => rematch(args).await,
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -253,6 +273,71 @@ async fn accept(args: AcceptArgs) -> Result<(), String> {
     .await?;
     print_seated(&args.server.server, &seated, args.json);
     Ok(())
+}
+
+async fn rematch(args: RematchArgs) -> Result<(), String> {
+    let (mut conn, _) = Connection::handshake(
+        &args.server.server,
+        None,
+        &[hakem_protocol::Feature::Rematch],
+        std::time::Duration::from_secs(10),
+    )
+    .await
+    .map_err(|e| e.message)?;
+    let joined = conn
+        .request(ClientMessage::Join {
+            match_id: args.match_id.clone(),
+            seat_token: Some(args.token.clone()),
+            arbiter_token: None,
+            since_seq: None,
+            legal_moves: false,
+            history: false,
+        })
+        .await
+        .map_err(|e| e.0)?;
+    if let Some(why) = refused(&joined) {
+        return Err(why);
+    }
+    let id = conn
+        .send(ClientMessage::OfferRematch {
+            match_id: args.match_id.clone(),
+        })
+        .await
+        .map_err(|e| e.0)?;
+    loop {
+        let Some(incoming) = conn.recv().await.map_err(|e| e.0)? else {
+            return Err("the server closed the connection".into());
+        };
+        let reply = reply_to(&incoming) == Some(id);
+        if reply {
+            if let Some(why) = refused(&incoming) {
+                return Err(why);
+            }
+        }
+        match incoming {
+            Incoming::Message(ServerMessage::Rematch {
+                match_id,
+                new_match,
+                seat,
+                seat_token,
+                ..
+            }) if match_id == args.match_id => {
+                let seated = Seated {
+                    match_id: new_match,
+                    seat,
+                    seat_token,
+                };
+                print_seated(&args.server.server, &seated, args.json);
+                return Ok(());
+            }
+            Incoming::Message(ServerMessage::Ack { match_id, .. })
+                if reply && match_id.as_deref() == Some(args.match_id.as_str()) =>
+            {
+                eprintln!("rematch offered; waiting for the opponent to offer one too");
+            }
+            _ => {}
+        }
+    }
 }
 
 /// Reads frames until the seat of the new match is known. `names` looks at each frame (`true`

@@ -18,6 +18,7 @@ mod load;
 mod lobby;
 mod organize;
 mod play;
+mod player;
 mod relay;
 mod rules;
 mod session;
@@ -57,9 +58,12 @@ enum Command {
     /// approves and disables accounts.
     #[command(subcommand)]
     Account(account::AccountCommand),
-    /// The lobby: list the open seeks, offer a game and wait for a taker, or accept one.
+    /// The lobby: list the open seeks, offer a game and wait for a taker, or accept one; offer
+    /// a rematch after a round.
     #[command(subcommand)]
     Lobby(lobby::LobbyCommand),
+    /// A player's ratings and latest rated rounds.
+    Player(player::PlayerArgs),
     /// Swiss tournaments: run one on the server (create, start, pair-next, withdraw, ...) and
     /// the arbiter's tools on TRF files (pair, check, standings).
     #[command(subcommand)]
@@ -83,6 +87,7 @@ fn main() -> ExitCode {
         Command::Rules(cmd) => rules::run(cmd),
         Command::Account(cmd) => run_async(account::run(cmd)),
         Command::Lobby(cmd) => run_async(lobby::run(cmd)),
+        Command::Player(args) => run_async(player::run(args)),
         Command::Tournament(cmd) => run_async(tournament::run(cmd)),
         Command::Load(args) => run_threaded(load::run(args)),
         Command::Relay(args) => run_threaded(relay::run(args)),

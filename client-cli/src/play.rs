@@ -30,7 +30,11 @@ commands:
   press               press the clock: completes the move and passes the turn
   ready               ready for the next set (the set starts when both players are)
   resign              resign the current set
+  draw                casual Pente and Quoridor: offer a draw of the set, or accept the
+                      opponent's offer
+  decline             decline the opponent's draw offer
   claim TEXT          a claim to the arbiter about the opponent's last move
+  say TEXT            a message in the players' chat (the opponent and the arbiter read it)
   time                both clocks now
   board               the board and the score again
   help                this list
@@ -53,6 +57,7 @@ pub async fn run(args: PlayArgs) -> ExitCode {
         parse: Some(parse),
         help: HELP,
         reconnect_for: args.link.reconnect_timeout,
+        token: None,
     }
     .run()
     .await
@@ -110,6 +115,11 @@ pub fn parse(line: &str, match_id: &str) -> Input {
         "press" if rest.is_empty() => send(ClientMessage::Press { match_id }, "press".into()),
         "ready" if rest.is_empty() => send(ClientMessage::Ready { match_id }, "ready".into()),
         "resign" if rest.is_empty() => send(ClientMessage::Resign { match_id }, "resign".into()),
+        "draw" if rest.is_empty() => send(ClientMessage::OfferDraw { match_id }, "draw".into()),
+        "decline" if rest.is_empty() => {
+            send(ClientMessage::DeclineDraw { match_id }, "decline".into())
+        }
+        "say" | "chat" => say(match_id, rest, None),
         "claim" if rest.is_empty() => {
             Input::Invalid("usage: claim TEXT, e.g. claim p2 turned two quadrants".into())
         }
@@ -126,6 +136,25 @@ pub fn parse(line: &str, match_id: &str) -> Input {
         "quit" | "exit" => Input::Quit,
         _ if rest.is_empty() && looks_like_a_move(first) => whole_move(match_id, first),
         _ => Input::Invalid(format!("unknown command {first:?}")),
+    }
+}
+
+/// `say TEXT`: a chat message (in `channel`, or the writer's own).
+pub fn say(
+    match_id: String,
+    words: &[&str],
+    channel: Option<hakem_protocol::ChatChannel>,
+) -> Input {
+    if words.is_empty() {
+        return Input::Invalid("usage: say TEXT, e.g. say good game".into());
+    }
+    Input::Send {
+        message: ClientMessage::Chat {
+            match_id,
+            text: words.join(" "),
+            channel,
+        },
+        what: "the chat message".into(),
     }
 }
 
@@ -187,6 +216,21 @@ mod tests {
                 text: "he turned two quadrants".into()
             }
         );
+        assert_eq!(
+            sent("say  iyi   oyunlar"),
+            ClientMessage::Chat {
+                match_id: "m".into(),
+                text: "iyi oyunlar".into(),
+                channel: None
+            }
+        );
+        assert_eq!(
+            sent("draw"),
+            ClientMessage::OfferDraw {
+                match_id: "m".into()
+            }
+        );
+        assert!(matches!(parse("say", "m"), Input::Invalid(_)));
         assert_eq!(
             sent("PRESS"),
             ClientMessage::Press {

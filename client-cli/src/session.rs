@@ -6,12 +6,14 @@ use std::io::BufRead;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use hakem_protocol::{ClientMessage, ErrorCode, Event};
+use hakem_protocol::{
+    ChatChannel, ChatLine, ChatMute, ClientMessage, ErrorCode, Event, ServerMessage,
+};
 use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use crate::connection::{parse_server_url, reply_to, DEFAULT_SERVER};
+use crate::connection::{parse_server_url, reply_to, Incoming, DEFAULT_SERVER};
 use crate::follow::{error_of, format_wait, Happening, LinkError, LinkOptions, MatchLink};
 use crate::view::View;
 
@@ -108,6 +110,8 @@ pub struct Session {
     pub help: &'static str,
     /// How long to try to reconnect after losing the connection; zero: do not.
     pub reconnect_for: Duration,
+    /// The `hello` token: an account's, so that a spectator may write in the chat.
+    pub token: Option<String>,
 }
 
 /// What the session keeps besides the link.
@@ -119,6 +123,10 @@ struct Screen {
     /// Requests sent and not yet answered, by id, with words for them.
     requests: HashMap<u64, String>,
     greeted: bool,
+    /// The last chat message shown.
+    chat_seen: u64,
+    /// The chat's settings as last shown (on, muted, the mutes for the arbiter).
+    chat: Option<(bool, bool, Option<Vec<ChatMute>>)>,
 }
 
 impl Session {
@@ -135,10 +143,11 @@ impl Session {
     async fn drive(&self) -> Result<(), String> {
         let mut link = MatchLink::new(LinkOptions {
             server: self.server.clone(),
-            token: None,
+            token: self.token.clone(),
             entry: self.enter.clone(),
             reconnect_for: self.reconnect_for,
             retry_first: false,
+            chat: true,
         });
         let mut screen = Screen {
             input: self.parse.map(|_| stdin_lines()),
@@ -146,6 +155,8 @@ impl Session {
             clocks_at: std::time::Instant::now(),
             requests: HashMap::new(),
             greeted: false,
+            chat_seen: 0,
+            chat: None,
         };
         let outcome = self.follow(&mut link, &mut screen).await;
         link.close().await;
@@ -313,6 +324,8 @@ impl Session {
             Happening::Other(incoming) => {
                 if let Some((code, message)) = error_of(&incoming) {
                     outln!("! server error: {}", Refusal { code, message }.plain());
+                } else if let Incoming::Message(message) = incoming {
+                    self.show_chat(&message, screen);
                 }
             }
             Happening::Lost { why } => {
@@ -341,6 +354,95 @@ impl Session {
             Happening::Closed => {}
         }
         Ok(ends)
+    }
+
+    /// The chat: its messages as they come, what was said before, and its settings when they
+    /// change (a history sent again after a reconnection shows only what is new).
+    fn show_chat(&self, message: &ServerMessage, screen: &mut Screen) {
+        match message {
+            ServerMessage::Chat(line) => self.chat_line(line, screen),
+            ServerMessage::ChatHistory {
+                enabled,
+                muted,
+                lines,
+                mutes,
+                ..
+            } => {
+                let new: Vec<&ChatLine> = lines.iter().filter(|l| l.n > screen.chat_seen).collect();
+                if !new.is_empty() && screen.chat_seen == 0 {
+                    outln!("* the chat so far:");
+                }
+                for line in new {
+                    self.chat_line(line, screen);
+                }
+                self.chat_settings(*enabled, *muted, mutes.as_deref(), screen);
+            }
+            ServerMessage::ChatSettings {
+                enabled,
+                muted,
+                mutes,
+                ..
+            } => self.chat_settings(*enabled, *muted, mutes.as_deref(), screen),
+            _ => {}
+        }
+    }
+
+    fn chat_line(&self, line: &ChatLine, screen: &mut Screen) {
+        if line.n <= screen.chat_seen {
+            return;
+        }
+        screen.chat_seen = line.n;
+        let who = match (line.from.as_str(), line.role.as_str()) {
+            ("", "organizer") => "the organizer".to_string(),
+            ("", _) => "the arbiter".to_string(),
+            (name, "p1" | "p2") => format!("{} ({name})", line.role),
+            (name, _) => name.to_string(),
+        };
+        // The arbiter reads both chats: say which.
+        let channel = match (self.role, line.channel) {
+            (Role::Arbiter, ChatChannel::Spectators) => " [spectators]",
+            (Role::Arbiter, ChatChannel::Players) => " [players]",
+            _ => "",
+        };
+        outln!("> {who}{channel}: {}", line.text);
+    }
+
+    fn chat_settings(
+        &self,
+        enabled: bool,
+        muted: bool,
+        mutes: Option<&[ChatMute]>,
+        screen: &mut Screen,
+    ) {
+        let now = (enabled, muted, mutes.map(<[ChatMute]>::to_vec));
+        let first = screen.chat.is_none();
+        if screen.chat.as_ref() == Some(&now) {
+            return;
+        }
+        screen.chat = Some(now);
+        // Said at the start only when it is not the usual: a chat that is on.
+        if !first || !enabled || muted {
+            outln!(
+                "* the chat is {}{}",
+                if enabled { "on" } else { "off" },
+                if muted { "; you are muted" } else { "" }
+            );
+        }
+        if let Some(mutes) = mutes.filter(|m| !m.is_empty() || !first) {
+            let names: Vec<String> = mutes
+                .iter()
+                .map(|m| match (&m.seat, &m.name) {
+                    (Some(seat), _) => seat.as_str().to_string(),
+                    (None, Some(name)) => name.clone(),
+                    (None, None) => String::new(),
+                })
+                .collect();
+            if names.is_empty() {
+                outln!("* nobody is muted");
+            } else {
+                outln!("* muted: {}", names.join(", "));
+            }
+        }
     }
 
     fn verb(&self) -> &'static str {
@@ -458,6 +560,7 @@ impl Refusal {
             Some(ErrorCode::Forbidden) => "you are not allowed to do that",
             Some(ErrorCode::UnknownMatch) => "there is no such match",
             Some(ErrorCode::UnknownTournament) => "there is no such tournament",
+            Some(ErrorCode::UnknownAccount) => "there is no such account",
             Some(ErrorCode::NoPairing) => "no valid pairing exists",
             Some(ErrorCode::NotYourTurn) => "it is not your turn",
             Some(ErrorCode::IllegalMove) => "illegal move",

@@ -561,6 +561,10 @@ pub enum ClientMessage {
     ExportTrf {
         tournament: String,
     },
+    /// An account's ratings and latest rated rounds (as `/api/players/NAME`; extension).
+    GetPlayer {
+        name: String,
+    },
 }
 
 fn yes() -> bool {
@@ -626,6 +630,7 @@ impl ClientMessage {
         "watch_tournament",
         "unwatch_tournament",
         "export_trf",
+        "get_player",
     ];
 
     /// The match a message is about, if any.
@@ -660,7 +665,8 @@ impl ClientMessage {
             | GetTournament { .. }
             | WatchTournament { .. }
             | UnwatchTournament { .. }
-            | ExportTrf { .. } => None,
+            | ExportTrf { .. }
+            | GetPlayer { .. } => None,
             Join { match_id, .. }
             | Watch { match_id, .. }
             | Leave { match_id }
@@ -1075,6 +1081,13 @@ pub enum ServerMessage {
         #[serde(flatten)]
         round: Box<tournament::RoundView>,
     },
+    /// The answer to `get_player`.
+    Player {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        re: Option<RequestId>,
+        #[serde(flatten)]
+        profile: Box<PlayerProfile>,
+    },
     /// The answer to `export_trf`.
     Trf {
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1104,6 +1117,7 @@ impl ServerMessage {
             | Tournament { re, .. }
             | PairingPreview { re, .. }
             | AssistantAdded { re, .. }
+            | Player { re, .. }
             | Trf { re, .. } => re.as_ref(),
             Error(error) => error.re.as_ref(),
             Welcome { .. }
@@ -1223,6 +1237,40 @@ impl fmt::Debug for Password {
 /// Passwords are 8 to 128 characters.
 pub const PASSWORD_CHARS: std::ops::RangeInclusive<usize> = 8..=128;
 
+/// A rating as a player's page shows it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RatingView {
+    pub rating: f64,
+    pub deviation: f64,
+    pub volatility: f64,
+    pub rounds: u32,
+    /// Fewer rated rounds than it takes to trust the figure.
+    pub provisional: bool,
+}
+
+/// One rated round of an account, with its rating after it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RatedRound {
+    #[serde(rename = "match")]
+    pub match_id: String,
+    pub pool: String,
+    /// 1 a win, 0.5 a draw, 0 a loss.
+    pub score: f64,
+    pub rating: f64,
+    pub deviation: f64,
+    pub at_ms: u64,
+}
+
+/// A player's ratings (by pool: `pentago-tr`, `pentago-classic`, `quoridor`, `pente`) and its
+/// latest rated rounds, newest first.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PlayerProfile {
+    pub name: String,
+    pub kind: AccountKind,
+    pub ratings: std::collections::BTreeMap<String, RatingView>,
+    pub history: Vec<RatedRound>,
+}
+
 /// A match's two chats: the players' (the players and the arbiter read it) and the
 /// spectators' (the spectators and the arbiter), so that nobody watching talks to a player
 /// during play.
@@ -1316,6 +1364,8 @@ pub enum ErrorCode {
     Forbidden,
     UnknownMatch,
     UnknownTournament,
+    /// No account of that name (extension).
+    UnknownAccount,
     /// No pairing of the round satisfies the absolute criteria of the pairing system.
     NoPairing,
     NotYourTurn,
@@ -1342,6 +1392,7 @@ impl ErrorCode {
             ErrorCode::Forbidden => "forbidden",
             ErrorCode::UnknownMatch => "unknown_match",
             ErrorCode::UnknownTournament => "unknown_tournament",
+            ErrorCode::UnknownAccount => "unknown_account",
             ErrorCode::NoPairing => "no_pairing",
             ErrorCode::NotYourTurn => "not_your_turn",
             ErrorCode::IllegalMove => "illegal_move",

@@ -32,6 +32,18 @@ pub struct Rating {
     pub rounds: u32,
 }
 
+impl From<&Rating> for hakem_protocol::RatingView {
+    fn from(r: &Rating) -> hakem_protocol::RatingView {
+        hakem_protocol::RatingView {
+            rating: r.rating,
+            deviation: r.deviation,
+            volatility: r.volatility,
+            rounds: r.rounds,
+            provisional: r.provisional(),
+        }
+    }
+}
+
 impl Default for Rating {
     fn default() -> Rating {
         START

@@ -1,8 +1,8 @@
 //! A player's data, exported on their request: the account, its ratings and rated rounds,
 //! its matches and the chat messages it wrote, as one JSON document.
 
-use crate::ratings::RatingView;
 use crate::App;
+use hakem_protocol::RatingView;
 
 /// The most rated rounds and matches an export lists (the latest ones).
 const EXPORT_MAX: usize = 10_000;
@@ -35,7 +35,7 @@ pub async fn account(app: &App, account: &str) -> Result<serde_json::Value, Stri
     };
     let ratings: std::collections::BTreeMap<String, RatingView> = ratings
         .into_iter()
-        .map(|(_, pool, r)| (pool, RatingView::of(&r)))
+        .map(|(_, pool, r)| (pool, RatingView::from(&r)))
         .collect();
     let mut matches = Vec::new();
     let mut before: Option<String> = None;

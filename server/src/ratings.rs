@@ -3,50 +3,17 @@
 //! figure; a round that ended while its rating could not be stored is rated at the next start.
 
 use dashmap::DashMap;
-use hakem_protocol::{RoundResult, Winner};
+use hakem_protocol::{PlayerProfile, RatingView, RoundResult, Winner};
 use hakem_round::rating::{Game, Rating};
-use serde::Serialize;
 
 use crate::room::Rated;
-use crate::store::{RatedPlayer, RatingEntry};
+use crate::store::RatedPlayer;
 use crate::App;
 
 /// Every account's rating in every pool it has played in.
 #[derive(Default)]
 pub struct Ratings {
     by_account: DashMap<String, Vec<(String, Rating)>>,
-}
-
-/// A rating as a player's page shows it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct RatingView {
-    pub rating: f64,
-    pub deviation: f64,
-    pub volatility: f64,
-    pub rounds: u32,
-    pub provisional: bool,
-}
-
-/// A player's ratings and rated rounds.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Profile {
-    pub name: String,
-    pub kind: hakem_protocol::AccountKind,
-    pub ratings: std::collections::BTreeMap<String, RatingView>,
-    /// The latest rated rounds first.
-    pub history: Vec<RatingEntry>,
-}
-
-impl RatingView {
-    pub fn of(r: &Rating) -> RatingView {
-        RatingView {
-            rating: r.rating,
-            deviation: r.deviation,
-            volatility: r.volatility,
-            rounds: r.rounds,
-            provisional: r.provisional(),
-        }
-    }
 }
 
 /// Rated rounds a profile lists.
@@ -82,7 +49,7 @@ impl Ratings {
 
     /// `account`'s page: its ratings and its latest rated rounds, as stored. The rounds are
     /// read first, so that a round listed always has its rating in the figures.
-    pub async fn profile(app: &App, account: &str) -> Option<Result<Profile, String>> {
+    pub async fn profile(app: &App, account: &str) -> Option<Result<PlayerProfile, String>> {
         let kind = app.accounts.kind_of(account)?;
         let (ratings, history) = match app.store() {
             Some(store) => {
@@ -110,9 +77,9 @@ impl Ratings {
         };
         let ratings = ratings
             .into_iter()
-            .map(|(pool, r)| (pool, RatingView::of(&r)))
+            .map(|(pool, r)| (pool, RatingView::from(&r)))
             .collect();
-        Some(Ok(Profile {
+        Some(Ok(PlayerProfile {
             name: account.to_string(),
             kind,
             ratings,

@@ -847,6 +847,27 @@ impl Session {
                     None => self.error(re, ErrorCode::BadRequest, "not watching that tournament"),
                 }
             }
+            ClientMessage::GetPlayer { name } => {
+                match crate::ratings::Ratings::profile(&self.app, &name).await {
+                    Some(Ok(profile)) => self.send(&ServerMessage::Player {
+                        re,
+                        profile: Box::new(profile),
+                    }),
+                    Some(Err(e)) => {
+                        tracing::error!(error = %e, "a player's page was not read");
+                        self.error(
+                            re,
+                            ErrorCode::Internal,
+                            "the player's page could not be read",
+                        )
+                    }
+                    None => self.error(
+                        re,
+                        ErrorCode::UnknownAccount,
+                        format!("no account {:?}", name.chars().take(64).collect::<String>()),
+                    ),
+                }
+            }
             ClientMessage::ExportTrf { tournament: id } => match self.app.tournaments.trf(&id) {
                 Ok(trf) => self.send(&ServerMessage::Trf {
                     re,

@@ -99,17 +99,7 @@ pub struct RatedPlayer {
     pub after: Rating,
 }
 
-/// One rated round of an account.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct RatingEntry {
-    #[serde(rename = "match")]
-    pub match_id: String,
-    pub pool: String,
-    pub score: f64,
-    pub rating: f64,
-    pub deviation: f64,
-    pub at_ms: u64,
-}
+use hakem_protocol::RatedRound;
 
 /// A match's chat as stored: its settings, if the arbiter ever changed them (on, and the
 /// mutes as JSON), its last messages (newest first) and how many it has.
@@ -904,7 +894,7 @@ impl Store {
         &self,
         account: &str,
         limit: u32,
-    ) -> Result<Vec<RatingEntry>, StoreError> {
+    ) -> Result<Vec<RatedRound>, StoreError> {
         let sql = sql_for(
             &self.db,
             "SELECT match_id, pool, score, rating, deviation, at_ms FROM rating_history \
@@ -915,7 +905,7 @@ impl Store {
             let mut out = Vec::with_capacity(rows.len());
             for row in rows {
                 let at_ms: i64 = row.try_get(5)?;
-                out.push(RatingEntry {
+                out.push(RatedRound {
                     match_id: row.try_get(0)?,
                     pool: row.try_get(1)?,
                     score: row.try_get(2)?,

@@ -654,3 +654,119 @@ fn usage_errors_exit_2_and_connection_or_server_errors_exit_1() {
     )));
     assert!(text.contains(" (Ayşe)\n"), "{text}");
 }
+
+#[test]
+fn chat_a_draw_by_agreement_a_rematch_and_a_players_ratings_from_the_terminal() {
+    let server = Server::start();
+    let url = server.ws_url();
+    let made = hakem(&[
+        "account",
+        "create",
+        "--server",
+        &url,
+        "--token",
+        "organizer-secret",
+        "--name",
+        "zeynep",
+    ]);
+    assert!(made.status.success(), "{made:?}");
+    let zeynep = String::from_utf8_lossy(&made.stdout).trim().to_string();
+    let m = create(
+        &server,
+        &[
+            "--game", "pente", "--sets", "1", "--p1", "Ayşe", "--p2", "Bora",
+        ],
+    );
+    let mut arb = arbiter(&server, &m);
+    arb.expect(&format!("arbitrating match {}", m.id));
+    let mut fan = spawn_hakem(
+        "fan",
+        &[
+            "watch", "--server", &url, "--match", &m.id, "--token", &zeynep,
+        ],
+    );
+    fan.expect(&format!("watching match {}", m.id));
+    let mut p1 = play(&server, &m, "p1", &m.p1);
+    p1.expect("joined match");
+    let mut p2 = play(&server, &m, "p2", &m.p2);
+    p2.expect("joined match");
+
+    // The players' chat: the opponent and the arbiter read it, the spectator does not.
+    p1.send("say iyi oyunlar");
+    p2.expect("> p1 (Ayşe): iyi oyunlar");
+    arb.expect("> p1 (Ayşe) [players]: iyi oyunlar");
+    // The spectators' chat: written by a spectator with an account.
+    fan.send("say güzel başlangıç");
+    arb.expect("> zeynep [spectators]: güzel başlangıç");
+    fan.expect("> zeynep: güzel başlangıç");
+    // The arbiter mutes a seat; that player is told and refused.
+    arb.send("mute p2");
+    p2.expect("* the chat is on; you are muted");
+    arb.expect("* muted: p2");
+    p2.send("say hey");
+    p2.expect("! the chat message refused: you are not allowed to do that: you are muted");
+
+    // A draw offered and accepted.
+    start_set(&mut p1, &mut p2, 1);
+    p1.send("draw");
+    p2.expect("p1 (Ayşe) offers a draw of this set");
+    p2.send("decline");
+    p1.expect("p2 (Bora) declined the draw");
+    p1.send("K10");
+    p2.expect("p1 moved K10");
+    p2.send("draw");
+    p1.expect("p2 (Bora) offers a draw of this set");
+    p1.send("draw");
+    for who in [&mut p1, &mut p2] {
+        who.expect("set 1 drawn: agreed by both players");
+    }
+    let (code, _, _) = p1.finish(Duration::from_secs(10));
+    assert_eq!(code, 0);
+    let (code, _, _) = p2.finish(Duration::from_secs(10));
+    assert_eq!(code, 0);
+    // A spectator's chat line is not for the players: theirs never showed it.
+    assert!(!p1.output().contains("güzel"), "{}", p1.output());
+
+    // A rematch from both terminals: the same new match, the seats swapped.
+    let rematch = |name: &str, token: &str| {
+        spawn_hakem(
+            name,
+            &[
+                "lobby", "rematch", "--server", &url, "--match", &m.id, "--token", token, "--json",
+            ],
+        )
+    };
+    let mut r1 = rematch("rematch-p1", &m.p1);
+    // The first waits for the other's offer.
+    thread::sleep(Duration::from_millis(300));
+    let mut r2 = rematch("rematch-p2", &m.p2);
+    let (code1, out1, err1) = r1.finish(Duration::from_secs(20));
+    let (code2, out2, err2) = r2.finish(Duration::from_secs(20));
+    assert_eq!((code1, code2), (0, 0), "{err1}{err2}");
+    assert!(err1.contains("waiting for the opponent"), "{err1}");
+    let seat1: Value = serde_json::from_str(out1.trim()).expect(&out1);
+    let seat2: Value = serde_json::from_str(out2.trim()).expect(&out2);
+    assert_eq!(seat1["match"], seat2["match"]);
+    assert_ne!(seat1["match"], m.id.as_str());
+    assert_eq!(
+        (&seat1["seat"], &seat2["seat"]),
+        (&"p2".into(), &"p1".into())
+    );
+    let new = server.match_state(seat1["match"].as_str().unwrap());
+    assert_eq!(new["players"]["p1"]["name"], "Bora");
+
+    // A player's ratings: none yet; an unknown name is an error.
+    let page = hakem(&["player", "--server", &url, "zeynep"]);
+    assert!(page.status.success(), "{page:?}");
+    let text = String::from_utf8_lossy(&page.stdout);
+    assert_eq!(text, "zeynep (player)\nno rated round yet\n");
+    let unknown = hakem(&["player", "--server", &url, "nobody"]);
+    assert_eq!(unknown.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&unknown.stderr)
+            .contains("no account \"nobody\" (unknown_account)"),
+        "{unknown:?}"
+    );
+    arb.close_stdin();
+    fan.close_stdin();
+}

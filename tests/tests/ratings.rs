@@ -183,6 +183,20 @@ async fn rated_rounds_on(database: Database) {
     ));
     assert_eq!(ayse["ratings"]["pente"]["provisional"], true);
     assert_eq!(ayse["history"][0]["match"], first.as_str());
+    // The same page over the WebSocket (what `hakem player` shows).
+    let page = guest
+        .request(json!({"type": "get_player", "name": "ayse"}))
+        .await;
+    assert_eq!(page["type"], "player", "{page}");
+    for field in ["name", "kind", "ratings", "history"] {
+        assert_eq!(page[field], ayse[field], "{field}: {page}");
+    }
+    guest
+        .refused(
+            json!({"type": "get_player", "name": "nobody"}),
+            "unknown_account",
+        )
+        .await;
     assert_eq!(ayse["history"][0]["score"], 1.0);
 
     // Decided before its first move (a no-show): rated nobody.

@@ -482,6 +482,7 @@ pub async fn play_match(
         },
         reconnect_for: cfg.reconnect_for,
         retry_first: cfg.retry_first,
+        chat: false,
     });
     let mut bot = Bot {
         cfg,
