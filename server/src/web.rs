@@ -34,6 +34,7 @@ const ASSETS: &[Asset] = &[
     asset!("account.js", JS),
     asset!("app.js", JS),
     asset!("board.js", JS),
+    asset!("chat.js", JS),
     asset!("desk.js", JS),
     asset!("fold.js", JS),
     asset!("i18n.js", JS),

@@ -672,6 +672,7 @@ impl Room {
                 );
             }
         }
+        metrics::counter!("hakem_chat_messages_total").increment(1);
         let frame = encode(&ServerMessage::Chat(line.clone()));
         for (&conn, member) in &self.members {
             if member.chat

@@ -2,7 +2,8 @@
 //! configured moment, not a millisecond early, without any message arriving; a finished room
 //! retires after its grace; a match nobody plays expires; events beyond the history kept in
 //! memory are sent as a replay from the store; batches carry one action's events; spectators
-//! who see a match late are shown each event when it is old enough.
+//! who see a match late are shown each event when it is old enough; a tournament board's chat
+//! is off until its arbiter turns it on.
 
 use std::sync::Arc;
 use std::time::Duration;
