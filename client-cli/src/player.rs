@@ -1,12 +1,14 @@
-//! `hakem player NAME`: a player's ratings and latest rated rounds, as their page shows them.
+//! `hakem player NAME`: a player's ratings, latest rated rounds and latest matches, as their
+//! page shows them.
 
 use std::process::ExitCode;
 
 use clap::Args;
-use hakem_protocol::{ClientMessage, PlayerProfile, ServerMessage};
+use hakem_protocol::{ClientMessage, MatchStatus, MatchSummary, PlayerProfile, ServerMessage};
 
 use crate::organize::{ask, Server};
 use crate::session::FAILURE;
+use crate::view::format_points;
 
 #[derive(Args, Debug)]
 pub struct PlayerArgs {
@@ -19,28 +21,12 @@ pub struct PlayerArgs {
     json: bool,
 }
 
+/// Matches the page lists, the latest first.
+const LATEST: u32 = 10;
+
 pub async fn run(args: PlayerArgs) -> ExitCode {
-    let asked = ask(
-        &args.server.server,
-        None,
-        ClientMessage::GetPlayer {
-            name: args.name.clone(),
-        },
-    )
-    .await;
-    match asked {
-        Ok(ServerMessage::Player { profile, .. }) => {
-            if args.json {
-                println_or_quit!("{}", serde_json::to_string(&profile).unwrap_or_default());
-            } else {
-                println_or_quit!("{}", render(&profile).trim_end());
-            }
-            ExitCode::SUCCESS
-        }
-        Ok(other) => {
-            eprintln!("hakem: unexpected reply from the server: {other:?}");
-            ExitCode::from(FAILURE)
-        }
+    match page(&args).await {
+        Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
             eprintln!("hakem: {message}");
             ExitCode::from(FAILURE)
@@ -48,8 +34,40 @@ pub async fn run(args: PlayerArgs) -> ExitCode {
     }
 }
 
-/// The page as text: a line per rating pool, then the rated rounds, newest first.
-fn render(profile: &PlayerProfile) -> String {
+async fn page(args: &PlayerArgs) -> Result<(), String> {
+    let server = &args.server.server;
+    let profile = match ask(
+        server,
+        None,
+        ClientMessage::GetPlayer {
+            name: args.name.clone(),
+        },
+    )
+    .await?
+    {
+        ServerMessage::Player { profile, .. } => profile,
+        other => return Err(format!("unexpected reply from the server: {other:?}")),
+    };
+    if args.json {
+        println_or_quit!("{}", serde_json::to_string(&profile).unwrap_or_default());
+        return Ok(());
+    }
+    let list = ClientMessage::ListMatches {
+        status: None,
+        limit: Some(LATEST),
+        before: None,
+        player: Some(args.name.clone()),
+    };
+    let matches = match ask(server, None, list).await? {
+        ServerMessage::Matches { matches, .. } => matches,
+        other => return Err(format!("unexpected reply from the server: {other:?}")),
+    };
+    println_or_quit!("{}", render(&profile, &matches).trim_end());
+    Ok(())
+}
+
+/// The page as text: a line per rating pool, the rated rounds and the matches, newest first.
+fn render(profile: &PlayerProfile, matches: &[MatchSummary]) -> String {
     let mut out = format!("{} ({})\n", profile.name, kind_word(profile));
     if profile.ratings.is_empty() {
         out.push_str("no rated round yet\n");
@@ -78,6 +96,28 @@ fn render(profile: &PlayerProfile) -> String {
             round.match_id, round.pool, round.rating
         ));
     }
+    if !matches.is_empty() {
+        out.push_str("latest matches:\n");
+    }
+    for m in matches {
+        let status = match m.status {
+            MatchStatus::Waiting => "waiting",
+            MatchStatus::Playing => "playing",
+            MatchStatus::BetweenSets => "between sets",
+            MatchStatus::Finished if m.expired => "expired",
+            MatchStatus::Finished => "finished",
+        };
+        out.push_str(&format!(
+            "  {}  {} {:<10}  {} {} - {} {}  ({status})\n",
+            m.match_id,
+            m.game,
+            m.variant,
+            m.players.p1,
+            format_points(m.set_points.p1),
+            format_points(m.set_points.p2),
+            m.players.p2
+        ));
+    }
     out
 }
 
@@ -101,7 +141,7 @@ mod tests {
             ratings: Default::default(),
             history: Vec::new(),
         };
-        assert_eq!(render(&profile), "ayse (player)\nno rated round yet\n");
+        assert_eq!(render(&profile, &[]), "ayse (player)\nno rated round yet\n");
         profile.ratings.insert(
             "pente".into(),
             RatingView {
@@ -120,7 +160,29 @@ mod tests {
             deviation: 290.2,
             at_ms: 0,
         });
-        let text = render(&profile);
+        let line = MatchSummary {
+            match_id: "k3m9".into(),
+            game: "pente".into(),
+            variant: "tournament".into(),
+            players: hakem_protocol::PerSeat::new("ayse".into(), "bora".into()),
+            status: MatchStatus::Finished,
+            set: 1,
+            set_points: hakem_protocol::PerSeat::new(
+                hakem_protocol::Points::ONE,
+                hakem_protocol::Points::ZERO,
+            ),
+            tournament: None,
+            expired: false,
+            created_ms: None,
+            finished_ms: None,
+        };
+        let text = render(&profile, &[line]);
+        assert!(
+            text.ends_with(
+                "latest matches:\n  k3m9  pente tournament  ayse 1 - 0 bora  (finished)\n"
+            ),
+            "{text}"
+        );
         assert!(
             text.contains("pente              1662 ± 580  1 rated round, provisional"),
             "{text}"

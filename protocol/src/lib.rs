@@ -342,6 +342,10 @@ pub enum ClientMessage {
         /// The `next` of the page before.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         before: Option<String>,
+        /// Every match this account sat in, live and finished, newest first (as
+        /// `/api/players/NAME/matches`; extension). Not with `status`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        player: Option<String>,
     },
     /// Pentago: the first half of a move.
     Place {

@@ -556,11 +556,18 @@ impl Session {
                 status,
                 limit,
                 before,
-            } => match self
-                .app
-                .list(status.unwrap_or_default(), limit, before.as_deref())
-                .await
-            {
+                player,
+            } => match match (player, status) {
+                (Some(_), Some(_)) => Err("list a player's matches without a status".to_string()),
+                (Some(player), None) => {
+                    self.app.matches_of(&player, limit, before.as_deref()).await
+                }
+                (None, status) => {
+                    self.app
+                        .list(status.unwrap_or_default(), limit, before.as_deref())
+                        .await
+                }
+            } {
                 Ok(page) => self.send(&ServerMessage::Matches {
                     re,
                     matches: page.matches,

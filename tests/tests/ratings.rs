@@ -272,6 +272,24 @@ async fn rated_rounds_on(database: Database) {
     }
     assert_eq!(listed.len(), 5, "{listed:?}");
     assert_eq!(listed.last(), Some(&first), "the first match is the oldest");
+    // The same list over the WebSocket (what `hakem player` shows).
+    let mut guest = Client::connect(&server, "guest", None).await;
+    let page = guest
+        .request(json!({"type": "list_matches", "player": "ayse", "limit": 500}))
+        .await;
+    let over_ws: Vec<String> = page["matches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["match"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(over_ws, listed, "{page}");
+    guest
+        .refused(
+            json!({"type": "list_matches", "player": "ayse", "status": "finished"}),
+            "bad_request",
+        )
+        .await;
     assert!(listed.contains(&no_show) && listed.contains(&unrated));
     assert_eq!(server.get("/api/players/nobody/matches").0, 404);
     assert_eq!(server.get("/api/players/ayse/matches?limit=many").0, 400);
