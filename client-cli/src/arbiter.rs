@@ -157,10 +157,15 @@ pub fn parse(line: &str, match_id: &str) -> Input {
         {
             crate::play::say(match_id, &rest[1..], Some(ChatChannel::Spectators))
         }
-        "chat" if matches!(rest, ["on"] | ["off"]) => send(ClientMessage::SetChat {
-            match_id,
-            enabled: rest == ["on"],
-        }),
+        "chat"
+            if rest.len() == 1
+                && (rest[0].eq_ignore_ascii_case("on") || rest[0].eq_ignore_ascii_case("off")) =>
+        {
+            send(ClientMessage::SetChat {
+                match_id,
+                enabled: rest[0].eq_ignore_ascii_case("on"),
+            })
+        }
         "say" | "chat" => crate::play::say(match_id, rest, Some(ChatChannel::Players)),
         "mute" | "unmute" => match rest {
             [who] => {
@@ -253,6 +258,13 @@ mod tests {
                 match_id: "m".into(),
                 text: "quiet please".into(),
                 channel: Some(ChatChannel::Spectators)
+            }
+        );
+        assert_eq!(
+            sent("chat ON"),
+            ClientMessage::SetChat {
+                match_id: "m".into(),
+                enabled: true
             }
         );
         assert_eq!(

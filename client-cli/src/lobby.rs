@@ -38,6 +38,11 @@ pub struct RematchArgs {
     /// Your seat token in it.
     #[arg(long, value_name = "T")]
     token: String,
+    /// How long to wait for the opponent's offer: seconds or MM:SS. An offer lasts only while
+    /// the finished match is in the server's memory (a minute by default).
+    #[arg(long, value_name = "SECONDS", default_value = "120",
+          value_parser = crate::session::parse_reconnect_timeout)]
+    wait: std::time::Duration,
     /// One JSON line: {"match":..,"seat":..,"seat_token":..}.
     #[arg(long)]
     json: bool,
@@ -304,8 +309,16 @@ async fn rematch(args: RematchArgs) -> Result<(), String> {
         })
         .await
         .map_err(|e| e.0)?;
+    let deadline = tokio::time::Instant::now() + args.wait;
     loop {
-        let Some(incoming) = conn.recv().await.map_err(|e| e.0)? else {
+        let received = tokio::time::timeout_at(deadline, conn.recv()).await;
+        let Ok(received) = received else {
+            return Err(format!(
+                "no rematch: the opponent did not offer one within {}",
+                crate::follow::format_wait(args.wait)
+            ));
+        };
+        let Some(incoming) = received.map_err(|e| e.0)? else {
             return Err("the server closed the connection".into());
         };
         let reply = reply_to(&incoming) == Some(id);

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use hakem_protocol::{
-    ChatChannel, ChatLine, ChatMute, ClientMessage, ErrorCode, Event, ServerMessage,
+    ChatChannel, ChatLine, ChatMute, ChatRole, ClientMessage, ErrorCode, Event, ServerMessage,
 };
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -123,8 +123,8 @@ struct Screen {
     /// Requests sent and not yet answered, by id, with words for them.
     requests: HashMap<u64, String>,
     greeted: bool,
-    /// The last chat message shown.
-    chat_seen: u64,
+    /// The last chat message shown, of each channel (the arbiter reads both).
+    chat_seen: [u64; 2],
     /// The chat's settings as last shown (on, muted, the mutes for the arbiter).
     chat: Option<(bool, bool, Option<Vec<ChatMute>>)>,
 }
@@ -155,7 +155,7 @@ impl Session {
             clocks_at: std::time::Instant::now(),
             requests: HashMap::new(),
             greeted: false,
-            chat_seen: 0,
+            chat_seen: [0, 0],
             chat: None,
         };
         let outcome = self.follow(&mut link, &mut screen).await;
@@ -368,8 +368,11 @@ impl Session {
                 mutes,
                 ..
             } => {
-                let new: Vec<&ChatLine> = lines.iter().filter(|l| l.n > screen.chat_seen).collect();
-                if !new.is_empty() && screen.chat_seen == 0 {
+                let new: Vec<&ChatLine> = lines
+                    .iter()
+                    .filter(|l| l.n > screen.chat_seen[channel_index(l.channel)])
+                    .collect();
+                if !new.is_empty() && screen.chat_seen == [0, 0] {
                     outln!("* the chat so far:");
                 }
                 for line in new {
@@ -388,14 +391,15 @@ impl Session {
     }
 
     fn chat_line(&self, line: &ChatLine, screen: &mut Screen) {
-        if line.n <= screen.chat_seen {
+        let seen = &mut screen.chat_seen[channel_index(line.channel)];
+        if line.n <= *seen {
             return;
         }
-        screen.chat_seen = line.n;
-        let who = match (line.from.as_str(), line.role.as_str()) {
-            ("", "organizer") => "the organizer".to_string(),
+        *seen = line.n;
+        let who = match (line.from.as_str(), line.role) {
+            ("", ChatRole::Organizer) => "the organizer".to_string(),
             ("", _) => "the arbiter".to_string(),
-            (name, "p1" | "p2") => format!("{} ({name})", line.role),
+            (name, ChatRole::P1 | ChatRole::P2) => format!("{} ({name})", line.role.as_str()),
             (name, _) => name.to_string(),
         };
         // The arbiter reads both chats: say which.
@@ -527,6 +531,13 @@ impl Session {
             Input::Invalid(why) => outln!("? {why} (type `help` for the commands)"),
         }
         true
+    }
+}
+
+fn channel_index(channel: ChatChannel) -> usize {
+    match channel {
+        ChatChannel::Players => 0,
+        ChatChannel::Spectators => 1,
     }
 }
 

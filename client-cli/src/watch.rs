@@ -14,7 +14,7 @@ pub struct WatchArgs {
     pub match_id: String,
     /// An account's token or session token: then `say TEXT` lines on stdin write in the
     /// spectators' chat (without it, stdin is not read).
-    #[arg(long, value_name = "T", env = "HAKEM_TOKEN", hide_env_values = true)]
+    #[arg(long, value_name = "T")]
     pub token: Option<String>,
     #[command(flatten)]
     pub link: LinkArgs,

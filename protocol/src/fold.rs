@@ -167,6 +167,7 @@ impl crate::MatchState {
             }
             Event::Warning { seat, count, .. } => *self.warnings.get_mut(*seat) = *count,
             Event::RoundEnded(result) => {
+                self.draw_offer = None;
                 self.set_points = result.set_points;
                 self.round = Some(result.clone());
                 self.status = MatchStatus::Finished;

@@ -952,7 +952,7 @@ pub enum ServerMessage {
         #[serde(default, skip_serializing_if = "is_false")]
         muted: bool,
         lines: Vec<ChatLine>,
-        /// Who is muted: for the arbiter only.
+        /// Who is muted: for the arbiter and the organizer only.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         mutes: Option<Vec<ChatMute>>,
     },
@@ -1300,6 +1300,48 @@ impl ChatChannel {
     }
 }
 
+/// Who wrote a chat message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChatRole {
+    P1,
+    P2,
+    Arbiter,
+    Spectator,
+    Organizer,
+}
+
+impl ChatRole {
+    pub const ALL: [ChatRole; 5] = [
+        ChatRole::P1,
+        ChatRole::P2,
+        ChatRole::Arbiter,
+        ChatRole::Spectator,
+        ChatRole::Organizer,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChatRole::P1 => "p1",
+            ChatRole::P2 => "p2",
+            ChatRole::Arbiter => "arbiter",
+            ChatRole::Spectator => "spectator",
+            ChatRole::Organizer => "organizer",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<ChatRole> {
+        ChatRole::ALL.into_iter().find(|r| r.as_str() == text)
+    }
+
+    pub fn of_seat(seat: Seat) -> ChatRole {
+        match seat {
+            Seat::P1 => ChatRole::P1,
+            Seat::P2 => ChatRole::P2,
+        }
+    }
+}
+
 /// The most characters of one chat message.
 pub const MAX_CHAT_CHARS: usize = 300;
 
@@ -1308,13 +1350,13 @@ pub const MAX_CHAT_CHARS: usize = 300;
 pub struct ChatLine {
     #[serde(rename = "match")]
     pub match_id: String,
-    /// The message's number in the match, from 1 (both channels count together).
+    /// The message's number in its channel, from 1.
     pub n: u64,
     pub channel: ChatChannel,
-    /// The writer: a seat's player name, an account's name, or empty for the arbiter.
+    /// The writer: a seat's player name, an account's name, or empty for the arbiter and the
+    /// organizer.
     pub from: String,
-    /// The writer's role: `p1`, `p2`, `arbiter` or `spectator`.
-    pub role: String,
+    pub role: ChatRole,
     pub text: String,
     pub at_ms: u64,
 }

@@ -1028,6 +1028,7 @@ impl Round {
                 *self.warnings.get_mut(*seat) = *count;
             }
             Event::RoundEnded(result) => {
+                self.draw_offer = None;
                 self.result = Some(result.clone());
                 self.status = MatchStatus::Finished;
                 self.paused = false;

@@ -567,6 +567,45 @@ fn players_of_casual_pente_and_quoridor_may_agree_a_set_drawn() {
 }
 
 #[test]
+fn an_open_draw_offer_ends_with_the_round_however_it_ends() {
+    // The arbiter decides the round, or a third warning ends it, while an offer is open.
+    for by_warnings in [false, true] {
+        let mut round = Round::new(config("pente", None));
+        ready_both(&mut round, 0);
+        ok(&mut round, Command::OfferDraw { seat: Seat::P1 }, 1);
+        if by_warnings {
+            for _ in 0..3 {
+                ok(
+                    &mut round,
+                    Command::Warn {
+                        seat: Seat::P2,
+                        reason: "noise".into(),
+                    },
+                    2,
+                );
+            }
+        } else {
+            ok(
+                &mut round,
+                Command::Declare {
+                    scope: Scope::Round,
+                    winner: Winner::P1,
+                    reason: "left the hall".into(),
+                },
+                2,
+            );
+        }
+        assert_eq!(round.status(), MatchStatus::Finished);
+        assert_eq!(round.draw_offer(), None);
+        assert_eq!(round.state("m", 0, 3, 0).draw_offer, None);
+        assert_eq!(
+            refused(&mut round, Command::OfferDraw { seat: Seat::P2 }, 3),
+            ErrorCode::SetOver
+        );
+    }
+}
+
+#[test]
 fn pentago_and_tournament_matches_have_no_draw_offers() {
     let mut round = pentago();
     ready_both(&mut round, 0);

@@ -26,6 +26,10 @@ pub struct Archived {
 }
 
 impl Archived {
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
     pub fn of(stored: StoredMatch) -> Result<Archived, String> {
         let id = stored.id.clone();
         let created_ms = stored.created_ms;

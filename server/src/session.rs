@@ -943,7 +943,7 @@ impl Session {
                     self.error(re, ErrorCode::BadRequest, "unexpected message");
                     return;
                 };
-                let Some(action) = action_of(message) else {
+                let Some(action) = action_of(message, || self.speaker()) else {
                     self.error(re, ErrorCode::BadRequest, "unexpected message");
                     return;
                 };
@@ -1404,6 +1404,9 @@ impl Session {
                         }
                         _ => self.send(&ServerMessage::State(Box::new(state))),
                     }
+                    if self.chat {
+                        self.send_archived_chat(&archived, role).await;
+                    }
                     if re.is_some() {
                         self.send(&ServerMessage::Ack {
                             re,
@@ -1426,9 +1429,35 @@ impl Session {
         self.error(re, ErrorCode::Internal, "the match room has stopped");
     }
 
+    /// The chat of a match only in the store, as it was left, for a connection that reads it.
+    async fn send_archived_chat(&self, archived: &crate::archive::Archived, role: Role) {
+        use crate::room::chat;
+        let Some(store) = self.app.store() else {
+            return;
+        };
+        let stored = match store.chat(archived.id(), chat::RECENT as u32).await {
+            Ok(stored) => stored,
+            Err(e) => {
+                tracing::error!(match_id = %archived.id(), error = %e, "chat not read");
+                return;
+            }
+        };
+        let restored = chat::restored(Some(stored), archived.spec.tournament.is_none());
+        let speaker = self.speaker();
+        let reader = chat::Someone {
+            role,
+            speaker: &speaker,
+        };
+        let game = chat::Match {
+            players: &archived.spec.players,
+            accounts: &archived.spec.accounts,
+        };
+        self.send(&restored.history(archived.id(), reader, game));
+    }
+
     /// A player's or arbiter's action. A match whose room has retired gets its room back (an
     /// action may change it: a claim against the last move), and the connection is put back
-    /// in it as it was.
+    /// in it as it was; but its chat closed with its room.
     async fn act(
         &mut self,
         re: Option<RequestId>,
@@ -1441,6 +1470,16 @@ impl Session {
                 Some(Joined {
                     room: Some(room), ..
                 }) => room.clone(),
+                Some(_) if matches!(action, Action::Chat { .. }) => {
+                    self.send(&ServerMessage::Error(ErrorReply {
+                        re,
+                        code: ErrorCode::Forbidden,
+                        message: "the match is over and its chat is closed".into(),
+                        match_id: Some(match_id),
+                        rule: None,
+                    }));
+                    return;
+                }
                 Some(joined) => {
                     let credential = joined.credential.clone();
                     let legal_moves = joined.legal_moves;
@@ -1534,7 +1573,10 @@ struct Entry {
 }
 
 /// The room action of a player or arbiter message.
-fn action_of(message: ClientMessage) -> Option<Action> {
+fn action_of(
+    message: ClientMessage,
+    speaker: impl FnOnce() -> crate::room::Speaker,
+) -> Option<Action> {
     Some(match message {
         ClientMessage::Place { cell, .. } => Action::Place(cell),
         ClientMessage::Rotate { quadrant, dir, .. } => Action::Rotate(quadrant, dir),
@@ -1545,14 +1587,22 @@ fn action_of(message: ClientMessage) -> Option<Action> {
         ClientMessage::OfferDraw { .. } => Action::OfferDraw,
         ClientMessage::DeclineDraw { .. } => Action::DeclineDraw,
         ClientMessage::Claim { text, .. } => Action::Claim(text),
-        ClientMessage::Chat { text, channel, .. } => Action::Chat { channel, text },
+        ClientMessage::Chat { text, channel, .. } => Action::Chat {
+            channel,
+            text,
+            speaker: speaker(),
+        },
         ClientMessage::Mute {
             seat, name, muted, ..
         } => Action::Mute {
             target: hakem_protocol::ChatMute { seat, name },
             muted,
+            speaker: speaker(),
         },
-        ClientMessage::SetChat { enabled, .. } => Action::SetChat(enabled),
+        ClientMessage::SetChat { enabled, .. } => Action::SetChat {
+            enabled,
+            speaker: speaker(),
+        },
         ClientMessage::Warn { seat, reason, .. } => Action::Arbiter(Command::Warn { seat, reason }),
         ClientMessage::ResolveClaim {
             claim,

@@ -23,7 +23,7 @@ use sqlx::sqlite::{
 use sqlx::{Postgres, Row, Sqlite};
 use tokio::sync::{mpsc, oneshot};
 
-use hakem_protocol::{ClockConfig, HouseBot, PerSeat, Seat};
+use hakem_protocol::{ClockConfig, HouseBot, PerSeat, RatedRound, Seat};
 
 /// The schema, one step per version; applied in order, each once.
 const MIGRATIONS: &[(i64, &str)] = &[
@@ -99,14 +99,35 @@ pub struct RatedPlayer {
     pub after: Rating,
 }
 
-use hakem_protocol::RatedRound;
-
 /// A match's chat as stored: its settings, if the arbiter ever changed them (on, and the
-/// mutes as JSON), its last messages (newest first) and how many it has.
+/// mutes as JSON), each channel's last messages (newest first) and how many each has.
 pub struct StoredChat {
     pub settings: Option<(bool, String)>,
     pub lines: Vec<hakem_protocol::ChatLine>,
-    pub count: u64,
+    pub counts: PerChannel<u64>,
+}
+
+/// One value for each of a match's two chats.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PerChannel<T> {
+    pub players: T,
+    pub spectators: T,
+}
+
+impl<T> PerChannel<T> {
+    pub fn get(&self, channel: hakem_protocol::ChatChannel) -> &T {
+        match channel {
+            hakem_protocol::ChatChannel::Players => &self.players,
+            hakem_protocol::ChatChannel::Spectators => &self.spectators,
+        }
+    }
+
+    pub fn get_mut(&mut self, channel: hakem_protocol::ChatChannel) -> &mut T {
+        match channel {
+            hakem_protocol::ChatChannel::Players => &mut self.players,
+            hakem_protocol::ChatChannel::Spectators => &mut self.spectators,
+        }
+    }
 }
 
 /// A chat message written by an account, as its data export lists it.
@@ -114,7 +135,7 @@ pub struct StoredChat {
 pub struct AccountChatLine {
     #[serde(rename = "match")]
     pub match_id: String,
-    pub channel: String,
+    pub channel: hakem_protocol::ChatChannel,
     pub text: String,
     pub at_ms: u64,
 }
@@ -180,6 +201,10 @@ enum Write {
         match_id: String,
         events: Vec<NewEvent>,
         finished: Option<Finish>,
+    },
+    Chat {
+        line: hakem_protocol::ChatLine,
+        account: Option<String>,
     },
 }
 
@@ -700,89 +725,89 @@ impl Store {
         }))
     }
 
-    /// Stores one chat message (`account`: the account that wrote it, if any).
+    /// Stores one chat message (`account`: the account that wrote it, if any); it shares the
+    /// next group commit with the rooms' events.
     pub async fn add_chat(
         &self,
         line: &hakem_protocol::ChatLine,
         account: Option<&str>,
     ) -> Result<(), StoreError> {
-        let sql = sql_for(
-            &self.db,
-            "INSERT INTO chat_messages (match_id, n, channel, author, role, account, text, at_ms) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-        );
-        on_db!(&self.db, pool => {
-            sqlx::query(&sql)
-                .bind(&line.match_id)
-                .bind(i64::try_from(line.n).unwrap_or(i64::MAX))
-                .bind(line.channel.as_str())
-                .bind(&line.from)
-                .bind(&line.role)
-                .bind(account)
-                .bind(&line.text)
-                .bind(i64::try_from(line.at_ms).unwrap_or(i64::MAX))
-                .execute(pool)
-                .await?;
-        });
-        Ok(())
+        self.write(Write::Chat {
+            line: line.clone(),
+            account: account.map(str::to_string),
+        })
+        .await
     }
 
-    /// A match's chat: settings, the last `limit` messages and the count.
+    /// A match's chat: settings, and per channel its last `limit` messages and how many it
+    /// has.
     pub async fn chat(&self, match_id: &str, limit: u32) -> Result<StoredChat, StoreError> {
+        use hakem_protocol::ChatChannel;
         let settings_sql = sql_for(
             &self.db,
             "SELECT enabled, mutes FROM chat_settings WHERE match_id = $1",
         );
         let lines_sql = sql_for(
             &self.db,
-            "SELECT n, channel, author, role, text, at_ms FROM chat_messages \
-             WHERE match_id = $1 ORDER BY n DESC LIMIT $2",
+            "SELECT n, author, role, text, at_ms FROM chat_messages \
+             WHERE match_id = $1 AND channel = $2 ORDER BY n DESC LIMIT $3",
         );
         let count_sql = sql_for(
             &self.db,
-            "SELECT COALESCE(MAX(n), 0) FROM chat_messages WHERE match_id = $1",
+            "SELECT COALESCE(MAX(n), 0) FROM chat_messages WHERE match_id = $1 AND channel = $2",
         );
-        Ok(on_db!(&self.db, pool => {
-            let settings = match sqlx::query(&settings_sql)
+        let settings = on_db!(&self.db, pool => {
+            match sqlx::query(&settings_sql)
                 .bind(match_id)
                 .fetch_optional(pool)
                 .await?
             {
                 Some(row) => Some((row.try_get::<i64, _>(0)? != 0, row.try_get::<String, _>(1)?)),
                 None => None,
-            };
-            let rows = sqlx::query(&lines_sql)
-                .bind(match_id)
-                .bind(i64::from(limit))
-                .fetch_all(pool)
-                .await?;
-            let mut lines = Vec::with_capacity(rows.len());
-            for row in rows {
-                let channel: String = row.try_get(1)?;
-                let Some(channel) = hakem_protocol::ChatChannel::parse(&channel) else {
-                    continue;
-                };
-                lines.push(hakem_protocol::ChatLine {
-                    match_id: match_id.to_string(),
-                    n: ms(row.try_get(0)?),
-                    channel,
-                    from: row.try_get(2)?,
-                    role: row.try_get(3)?,
-                    text: row.try_get(4)?,
-                    at_ms: ms(row.try_get(5)?),
-                });
             }
-            let count: i64 = sqlx::query(&count_sql)
-                .bind(match_id)
-                .fetch_one(pool)
-                .await?
-                .try_get(0)?;
-            StoredChat {
-                settings,
-                lines,
-                count: ms(count),
-            }
-        }))
+        });
+        let mut lines = Vec::new();
+        let mut counts = Vec::new();
+        for channel in [ChatChannel::Players, ChatChannel::Spectators] {
+            on_db!(&self.db, pool => {
+                let rows = sqlx::query(&lines_sql)
+                    .bind(match_id)
+                    .bind(channel.as_str())
+                    .bind(i64::from(limit))
+                    .fetch_all(pool)
+                    .await?;
+                for row in rows {
+                    let role: String = row.try_get(2)?;
+                    let Some(role) = hakem_protocol::ChatRole::parse(&role) else {
+                        continue;
+                    };
+                    lines.push(hakem_protocol::ChatLine {
+                        match_id: match_id.to_string(),
+                        n: ms(row.try_get(0)?),
+                        channel,
+                        from: row.try_get(1)?,
+                        role,
+                        text: row.try_get(3)?,
+                        at_ms: ms(row.try_get(4)?),
+                    });
+                }
+                let count: i64 = sqlx::query(&count_sql)
+                    .bind(match_id)
+                    .bind(channel.as_str())
+                    .fetch_one(pool)
+                    .await?
+                    .try_get(0)?;
+                counts.push(ms(count));
+            });
+        }
+        Ok(StoredChat {
+            settings,
+            lines,
+            counts: PerChannel {
+                players: counts[0],
+                spectators: counts[1],
+            },
+        })
     }
 
     /// Records a match's chat settings: on or off, and the mutes (JSON).
@@ -827,9 +852,13 @@ impl Store {
                 .await?;
             let mut out = Vec::with_capacity(rows.len());
             for row in rows {
+                let channel: String = row.try_get(1)?;
+                let Some(channel) = hakem_protocol::ChatChannel::parse(&channel) else {
+                    continue;
+                };
                 out.push(AccountChatLine {
                     match_id: row.try_get(0)?,
-                    channel: row.try_get(1)?,
+                    channel,
                     text: row.try_get(2)?,
                     at_ms: ms(row.try_get(3)?),
                 });
@@ -1202,6 +1231,19 @@ struct Rows<'a> {
     matches: Vec<(&'a str, i64, &'a str)>,
     events: Vec<(&'a str, i64, i64, &'a str)>,
     finished: Vec<(&'a str, i64, &'a str)>,
+    chat: Vec<ChatRow<'a>>,
+}
+
+/// A chat message as a row of `chat_messages`.
+struct ChatRow<'a> {
+    match_id: &'a str,
+    channel: &'a str,
+    n: i64,
+    author: &'a str,
+    role: &'a str,
+    account: Option<&'a str>,
+    text: &'a str,
+    at_ms: i64,
 }
 
 impl<'a> Rows<'a> {
@@ -1235,6 +1277,16 @@ impl<'a> Rows<'a> {
                         ));
                     }
                 }
+                Write::Chat { line, account } => rows.chat.push(ChatRow {
+                    match_id: &line.match_id,
+                    channel: line.channel.as_str(),
+                    n: i64::try_from(line.n).unwrap_or(i64::MAX),
+                    author: &line.from,
+                    role: line.role.as_str(),
+                    account: account.as_deref(),
+                    text: &line.text,
+                    at_ms: i64::try_from(line.at_ms).unwrap_or(i64::MAX),
+                }),
             }
         }
         rows
@@ -1253,9 +1305,9 @@ fn sqlite_rows(columns: usize) -> String {
     vec![row; SQLITE_ROWS].join(",")
 }
 
-/// The text of a batch of `matches`, `events` and `finished` statements (not rows), in one
-/// transaction; padding rows are all NULL and skipped.
-fn sqlite_batch(matches: usize, events: usize, finished: usize) -> String {
+/// The text of a batch of `matches`, `events`, `finished` and `chat` statements (not rows), in
+/// one transaction; padding rows are all NULL and skipped.
+fn sqlite_batch(matches: usize, events: usize, finished: usize, chat: usize) -> String {
     let mut sql = String::from("BEGIN IMMEDIATE;\n");
     for _ in 0..matches {
         sql.push_str(&format!(
@@ -1278,6 +1330,13 @@ fn sqlite_batch(matches: usize, events: usize, finished: usize) -> String {
             sqlite_rows(3)
         ));
     }
+    for _ in 0..chat {
+        sql.push_str(&format!(
+            "INSERT INTO chat_messages (match_id, channel, n, author, role, account, text, at_ms) \
+             SELECT * FROM (VALUES {}) WHERE column1 IS NOT NULL;\n",
+            sqlite_rows(8)
+        ));
+    }
     sql.push_str("COMMIT;");
     sql
 }
@@ -1298,11 +1357,31 @@ WITH new_matches AS (
 )
 SELECT 1";
 
+/// [`POSTGRES_BATCH`] with chat messages too (a batch without any uses the one above).
+const POSTGRES_BATCH_WITH_CHAT: &str = "\
+WITH new_matches AS (
+    INSERT INTO matches (id, created_ms, spec, finished)
+    SELECT id, created_ms, spec, 0 FROM UNNEST($1::text[], $2::bigint[], $3::text[])
+        AS t(id, created_ms, spec)
+), new_events AS (
+    INSERT INTO events (match_id, seq, at_ms, frame)
+    SELECT * FROM UNNEST($4::text[], $5::bigint[], $6::bigint[], $7::text[])
+), ended AS (
+    UPDATE matches SET finished = 1, finished_ms = t.at_ms, summary = t.summary
+    FROM UNNEST($8::text[], $9::bigint[], $10::text[]) AS t(id, at_ms, summary)
+    WHERE matches.id = t.id
+), new_chat AS (
+    INSERT INTO chat_messages (match_id, channel, n, author, role, account, text, at_ms)
+    SELECT * FROM UNNEST($11::text[], $12::text[], $13::bigint[], $14::text[], $15::text[],
+        $16::text[], $17::text[], $18::bigint[])
+)
+SELECT 1";
+
 /// Statements of a batch kept prepared at most (each is `SQLITE_ROWS` rows of one table).
 const KEPT_STATEMENTS: usize = 8;
 
 /// The texts of the batches written so far, by their numbers of statements.
-type Texts = std::collections::HashMap<(usize, usize, usize), String>;
+type Texts = std::collections::HashMap<(usize, usize, usize, usize), String>;
 
 async fn commit_sqlite(
     conn: &mut PoolConnection<Sqlite>,
@@ -1314,18 +1393,19 @@ async fn commit_sqlite(
         statements(rows.matches.len()),
         statements(rows.events.len()),
         statements(rows.finished.len()),
+        statements(rows.chat.len()),
     );
     // The common small batches stay prepared on the connection; a large one (a burst, such as
     // many matches created at once) is prepared for its one use, so that its compiled
     // statements do not stay in SQLite's memory.
-    let kept = shape.0 + shape.1 + shape.2 <= KEPT_STATEMENTS;
+    let kept = shape.0 + shape.1 + shape.2 + shape.3 <= KEPT_STATEMENTS;
     let once;
     let sql = if kept {
         texts
             .entry(shape)
-            .or_insert_with(|| sqlite_batch(shape.0, shape.1, shape.2))
+            .or_insert_with(|| sqlite_batch(shape.0, shape.1, shape.2, shape.3))
     } else {
-        once = sqlite_batch(shape.0, shape.1, shape.2);
+        once = sqlite_batch(shape.0, shape.1, shape.2, shape.3);
         &once
     };
     let mut query = sqlx::query(sql.as_str()).persistent(kept);
@@ -1346,6 +1426,20 @@ async fn commit_sqlite(
         query = query.bind(*id).bind(*at_ms).bind(*summary);
     }
     for _ in 0..pad(rows.finished.len()) * 3 {
+        query = query.bind(None::<String>);
+    }
+    for row in &rows.chat {
+        query = query
+            .bind(row.match_id)
+            .bind(row.channel)
+            .bind(row.n)
+            .bind(row.author)
+            .bind(row.role)
+            .bind(row.account)
+            .bind(row.text)
+            .bind(row.at_ms);
+    }
+    for _ in 0..pad(rows.chat.len()) * 8 {
         query = query.bind(None::<String>);
     }
     let outcome = query.execute(&mut **conn).await;
@@ -1370,7 +1464,12 @@ async fn commit_postgres(
             _ => rows.finished.iter().map(|r| r.2).collect(),
         }
     };
-    sqlx::query(POSTGRES_BATCH)
+    let sql = if rows.chat.is_empty() {
+        POSTGRES_BATCH
+    } else {
+        POSTGRES_BATCH_WITH_CHAT
+    };
+    let mut query = sqlx::query(sql)
         .bind(column(0))
         .bind(rows.matches.iter().map(|r| r.1).collect::<Vec<i64>>())
         .bind(column(1))
@@ -1380,10 +1479,24 @@ async fn commit_postgres(
         .bind(column(3))
         .bind(column(4))
         .bind(rows.finished.iter().map(|r| r.1).collect::<Vec<i64>>())
-        .bind(column(5))
-        .execute(&mut **conn)
-        .await
-        .map(|_| ())
+        .bind(column(5));
+    if !rows.chat.is_empty() {
+        let chat = &rows.chat;
+        query = query
+            .bind(chat.iter().map(|r| r.match_id).collect::<Vec<&str>>())
+            .bind(chat.iter().map(|r| r.channel).collect::<Vec<&str>>())
+            .bind(chat.iter().map(|r| r.n).collect::<Vec<i64>>())
+            .bind(chat.iter().map(|r| r.author).collect::<Vec<&str>>())
+            .bind(chat.iter().map(|r| r.role).collect::<Vec<&str>>())
+            .bind(
+                chat.iter()
+                    .map(|r| r.account)
+                    .collect::<Vec<Option<&str>>>(),
+            )
+            .bind(chat.iter().map(|r| r.text).collect::<Vec<&str>>())
+            .bind(chat.iter().map(|r| r.at_ms).collect::<Vec<i64>>());
+    }
+    query.execute(&mut **conn).await.map(|_| ())
 }
 
 impl Writer {
@@ -1393,7 +1506,7 @@ impl Writer {
         let rows = Rows::of(writes.iter().copied());
         let outcome = match self {
             Writer::Sqlite(pool, conn, texts, checkpoint) => {
-                checkpoint.rows_since += rows.matches.len() + rows.events.len();
+                checkpoint.rows_since += rows.matches.len() + rows.events.len() + rows.chat.len();
                 if conn.is_none() {
                     *conn = Some(pool.acquire().await.map_err(|e| e.to_string())?);
                 }
@@ -1634,7 +1747,7 @@ mod tests {
 
     #[test]
     fn a_batch_is_a_few_statements_of_fixed_size() {
-        let sql = sqlite_batch(0, 2, 1);
+        let sql = sqlite_batch(0, 2, 1, 0);
         assert!(sql.starts_with("BEGIN IMMEDIATE;") && sql.ends_with("COMMIT;"));
         assert_eq!(sql.matches("INSERT INTO events").count(), 2);
         assert_eq!(sql.matches("UPDATE matches").count(), 1);

@@ -89,9 +89,10 @@ async fn chat_on_both_databases(database: Database) {
     let reply = say(&mut zeynep, &m.id, "güzel hamle").await;
     assert_eq!(reply["type"], "ack", "{reply}");
     let line = chat(&mut arbiter).await;
+    // Each channel numbers its own messages.
     assert_eq!(
         (&line["channel"], &line["from"], &line["n"]),
-        (&json!("spectators"), &json!("zeynep"), &json!(2))
+        (&json!("spectators"), &json!("zeynep"), &json!(1))
     );
     assert_eq!(chat(&mut guest).await["text"], "güzel hamle");
     guest
@@ -109,6 +110,20 @@ async fn chat_on_both_databases(database: Database) {
     zeynep
         .refused(
             json!({"type": "chat", "match": m.id, "text": "play e5", "channel": "players"}),
+            "forbidden",
+        )
+        .await;
+    // A player of the match watching it as a spectator neither reads nor writes there.
+    let mut ayse_watching =
+        Client::connect_with(&server, "ayse-watching", Some(&ayse_token), &features).await;
+    ayse_watching
+        .accepted(json!({"type": "watch", "match": m.id}))
+        .await;
+    let history = ayse_watching.find(|f| f["type"] == "chat_history").await;
+    assert_eq!(history["lines"], json!([]), "{history}");
+    ayse_watching
+        .refused(
+            json!({"type": "chat", "match": m.id, "text": "ipucu?"}),
             "forbidden",
         )
         .await;
@@ -208,12 +223,21 @@ async fn chat_on_both_databases(database: Database) {
     assert_eq!(last["role"], "p1");
     let last_n = last["n"].as_u64().unwrap();
 
-    // A client that did not ask for the chat never hears of it.
+    // A client that did not ask for the chat never hears of it; the players never hear the
+    // spectators.
     v1.request(json!({"type": "ping"})).await;
     no_chat_frames(&v1);
+    for player in [&mut p1, &mut p2, &mut ayse_watching] {
+        player.request(json!({"type": "ping"})).await;
+        let overheard: Vec<&Value> = player
+            .buffered()
+            .filter(|f| f["type"] == "chat" && f["channel"] != "players")
+            .collect();
+        assert!(overheard.is_empty(), "{}: {overheard:?}", player.name);
+    }
 
     // Stored: after a restart, the history comes back with the settings.
-    for client in [p1, p2, arbiter, zeynep, guest, v1, organizer] {
+    for client in [p1, p2, arbiter, zeynep, guest, v1, organizer, ayse_watching] {
         client.close().await;
     }
     server.restart();
@@ -325,4 +349,50 @@ async fn casual_pente_and_quoridor_players_may_agree_a_set_drawn() {
         refusal["message"].as_str().unwrap().contains("Pente"),
         "{refusal}"
     );
+}
+
+#[tokio::test]
+async fn a_finished_match_keeps_its_chat_until_its_room_retires_then_shows_it() {
+    let server = Server::start_with(&["--retire-after", "1"]);
+    let (_, _, m) = seated_pair(&server, json!({"game": "pente", "sets": 1})).await;
+    let features = ["chat"];
+    let mut p1 = Client::connect_with(&server, "p1", None, &features).await;
+    let mut p2 = Client::connect_with(&server, "p2", None, &features).await;
+    p1.accepted(json!({"type": "join", "match": m.id, "seat_token": m.p1}))
+        .await;
+    p2.accepted(json!({"type": "join", "match": m.id, "seat_token": m.p2}))
+        .await;
+    for p in [&mut p1, &mut p2] {
+        p.accepted(json!({"type": "ready", "match": m.id})).await;
+    }
+    p1.accepted(json!({"type": "resign", "match": m.id})).await;
+    p2.event("round_ended").await;
+    // After the round, in the grace: "good game".
+    let reply = say(&mut p2, &m.id, "iyi oyundu").await;
+    assert_eq!(reply["type"], "ack", "{reply}");
+    // Once the room has retired the chat is closed, and nothing is brought back for it.
+    tokio::time::sleep(std::time::Duration::from_millis(2_500)).await;
+    let refusal = p2
+        .refused(
+            json!({"type": "chat", "match": m.id, "text": "hâlâ burada mısın?"}),
+            "forbidden",
+        )
+        .await;
+    assert!(
+        refusal["message"].as_str().unwrap().contains("closed"),
+        "{refusal}"
+    );
+    // Who comes to the finished match reads what was said.
+    let mut later = Client::connect_with(&server, "later", None, &features).await;
+    later
+        .accepted(json!({"type": "join", "match": m.id, "seat_token": m.p1}))
+        .await;
+    let history = later.find(|f| f["type"] == "chat_history").await;
+    let texts: Vec<&Value> = history["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| &l["text"])
+        .collect();
+    assert_eq!(texts, [&json!("iyi oyundu")], "{history}");
 }

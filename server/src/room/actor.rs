@@ -15,7 +15,7 @@ use hakem_round::{Command, Millis, Refusal, Round};
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
-use super::chat::{self, Chat, Pace, Speaker};
+use super::chat::{self, Chat, Speaker};
 use super::delay::Delayed;
 use super::RematchStep;
 use super::{
@@ -36,8 +36,8 @@ struct Member {
     rematch: bool,
     /// Reads the chat.
     chat: bool,
+    /// Who the member was when it came in: what it reads of the chat.
     speaker: Speaker,
-    pace: Pace,
 }
 
 /// One action's frames, as each kind of member takes them: with boards (as stored) or without
@@ -535,18 +535,15 @@ impl Room {
             },
             None => None,
         };
-        self.chat = Some(match stored {
-            Some(stored) => {
-                let (enabled, mutes) = match stored.settings {
-                    Some((enabled, mutes)) => {
-                        (enabled, serde_json::from_str(&mutes).unwrap_or_default())
-                    }
-                    None => (default_on, Vec::new()),
-                };
-                Chat::new(enabled, mutes, stored.lines, stored.count)
-            }
-            None => Chat::new(default_on, Vec::new(), Vec::new(), 0),
-        });
+        self.chat = Some(chat::restored(stored, default_on));
+    }
+
+    /// What the chat knows of this match.
+    fn chat_match(&self) -> chat::Match<'_> {
+        chat::Match {
+            players: &self.round.config().players,
+            accounts: &self.tokens.accounts,
+        }
     }
 
     /// A member's chat message: checked, stored, then sent to the members who read its
@@ -558,9 +555,9 @@ impl Room {
         re: Option<RequestId>,
         channel: Option<hakem_protocol::ChatChannel>,
         text: &str,
+        speaker: &Speaker,
     ) {
-        use hakem_protocol::ChatChannel;
-        let Some(member) = self.members.get(&conn) else {
+        let Some(role) = self.members.get(&conn).map(|m| m.role) else {
             return self.refuse(
                 outbox,
                 re,
@@ -568,34 +565,14 @@ impl Room {
                 "join or watch the match first",
             );
         };
-        let role = member.role;
-        let own = match role {
-            Role::Spectator => ChatChannel::Spectators,
-            _ => ChatChannel::Players,
-        };
-        let channel = channel.unwrap_or(own);
-        if role != Role::Arbiter && channel != own {
-            let message = match role {
-                Role::Spectator => "spectators write in the spectators' chat",
-                _ => "players write in the players' chat",
-            };
-            return self.refuse(outbox, re, ErrorCode::Forbidden, message);
-        }
-        if role == Role::Spectator && member.speaker.account.is_none() && !member.speaker.organizer
-        {
-            return self.refuse(
-                outbox,
-                re,
-                ErrorCode::Forbidden,
-                "log in to write in the spectators' chat",
-            );
-        }
-        let text = match chat::clean(text) {
-            Ok(text) => text,
-            Err(message) => return self.refuse(outbox, re, ErrorCode::BadRequest, &message),
-        };
         self.load_chat().await;
-        let (Some(chat), Some(member)) = (&self.chat, self.members.get(&conn)) else {
+        let someone = chat::Someone { role, speaker };
+        let config = self.round.config();
+        let game = chat::Match {
+            players: &config.players,
+            accounts: &self.tokens.accounts,
+        };
+        let Some(chat) = &mut self.chat else {
             return self.refuse(
                 outbox,
                 re,
@@ -603,64 +580,31 @@ impl Room {
                 "the chat could not be read; try again",
             );
         };
-        if !chat.enabled && role != Role::Arbiter {
-            return self.refuse(
-                outbox,
-                re,
-                ErrorCode::Forbidden,
-                "the chat is off in this match",
-            );
-        }
-        if role != Role::Arbiter && muted(chat, member) {
-            return self.refuse(
-                outbox,
-                re,
-                ErrorCode::Forbidden,
-                "you are muted in this match",
-            );
-        }
-        if chat.count >= chat::MAX_LINES {
-            return self.refuse(
-                outbox,
-                re,
-                ErrorCode::BadRequest,
-                "this match's chat is full",
-            );
-        }
-        let (from, who) = match role {
-            Role::Player(seat) => (
-                self.round.config().players.get(seat).clone(),
-                seat.as_str().to_string(),
-            ),
-            Role::Arbiter => (String::new(), "arbiter".to_string()),
-            Role::Spectator => match &member.speaker.account {
-                Some(name) => (name.clone(), "spectator".to_string()),
-                None => (String::new(), "organizer".to_string()),
-            },
-        };
-        let account = match role {
-            Role::Player(seat) => self.tokens.accounts.get(seat).clone(),
-            _ => member.speaker.account.clone(),
-        };
-        if let Some(member) = self.members.get_mut(&conn) {
-            if !member.pace.take() {
-                return self.refuse(
-                    outbox,
-                    re,
-                    ErrorCode::RateLimited,
-                    "you write too fast: 5 messages, then one every 2 seconds",
-                );
-            }
-        }
-        let line = hakem_protocol::ChatLine {
-            match_id: self.id.to_string(),
-            n: chat.count + 1,
+        let written = chat.write(
+            someone,
+            game,
             channel,
-            from,
-            role: who,
             text,
-            at_ms: wall_clock_ms(),
+            Instant::now(),
+            wall_clock_ms(),
+        );
+        let (mut line, account) = match written {
+            Ok(written) => written,
+            Err(refused) => {
+                let (code, message) = match refused {
+                    chat::Refused::Forbidden(message) => {
+                        (ErrorCode::Forbidden, message.to_string())
+                    }
+                    chat::Refused::Bad(message) => (ErrorCode::BadRequest, message),
+                    chat::Refused::TooFast => (
+                        ErrorCode::RateLimited,
+                        "you write too fast: 5 messages, then one every 2 seconds".to_string(),
+                    ),
+                };
+                return self.refuse(outbox, re, code, &message);
+            }
         };
+        line.match_id = self.id.to_string();
         if let Some(store) = &self.store {
             if let Err(e) = store.add_chat(&line, account.as_deref()).await {
                 tracing::error!(match_id = %self.id, error = %e, "chat message not stored");
@@ -674,16 +618,26 @@ impl Room {
         }
         metrics::counter!("hakem_chat_messages_total").increment(1);
         let frame = encode(&ServerMessage::Chat(line.clone()));
+        let game = chat::Match {
+            players: &self.round.config().players,
+            accounts: &self.tokens.accounts,
+        };
+        let mut dropped = Vec::new();
         for (&conn, member) in &self.members {
+            let reader = chat::Someone {
+                role: member.role,
+                speaker: &member.speaker,
+            };
             if member.chat
-                && chat::reads(member.role, channel)
+                && chat::reads(reader, line.channel, game)
                 && !member.outbox.send(frame.clone())
             {
-                self.dropped.push(conn);
+                dropped.push(conn);
             }
         }
+        self.dropped.extend(dropped);
         if let Some(chat) = &mut self.chat {
-            chat.push(line);
+            chat.keep(line);
         }
         self.ack(outbox, re);
         self.settle_dropped().await;
@@ -699,91 +653,50 @@ impl Room {
         }
     }
 
-    /// Whether the member may moderate the chat: the arbiter, or the organizer.
-    fn moderator(&self, conn: ConnId) -> bool {
-        self.members.get(&conn).is_some_and(moderates)
-    }
-
-    async fn mute(
-        &mut self,
-        conn: ConnId,
-        outbox: &Outbox,
-        re: Option<RequestId>,
-        target: hakem_protocol::ChatMute,
-        muted: bool,
-    ) {
-        if !self.moderator(conn) {
-            return self.refuse(
-                outbox,
-                re,
-                ErrorCode::Forbidden,
-                "only the arbiter or the organizer mutes",
-            );
-        }
-        let name = target.name.as_deref().map(str::trim);
-        let target = match (target.seat, name) {
-            (Some(seat), None) => hakem_protocol::ChatMute {
-                seat: Some(seat),
-                name: None,
-            },
-            (None, Some(name)) if !name.is_empty() && name.chars().count() <= 64 => {
-                hakem_protocol::ChatMute {
-                    seat: None,
-                    name: Some(name.to_string()),
-                }
-            }
-            _ => {
-                return self.refuse(
-                    outbox,
-                    re,
-                    ErrorCode::BadRequest,
-                    "mute names a `seat` or an account's `name` (at most 64 characters)",
-                )
-            }
+    /// The chat as `member` is told it: on or off, whether it is muted, and (for those who
+    /// moderate) the mutes.
+    fn chat_settings(
+        &self,
+        chat: &Chat,
+        member: &Member,
+    ) -> (bool, bool, Option<Vec<hakem_protocol::ChatMute>>) {
+        let someone = chat::Someone {
+            role: member.role,
+            speaker: &member.speaker,
         };
-        self.change_chat(outbox, re, |chat| {
-            if chat.set_muted(target, muted) {
-                Ok(())
-            } else {
-                Err(format!(
-                    "at most {} seats and accounts are muted in a match",
-                    chat::MAX_MUTES
-                ))
-            }
-        })
-        .await;
+        (
+            chat.settings.enabled,
+            chat.is_muted(someone, self.chat_match()),
+            chat::moderates(someone).then(|| chat.settings.mutes.clone()),
+        )
     }
 
-    async fn switch_chat(
+    /// The arbiter's or the organizer's change of the chat's settings: made on a copy, stored,
+    /// then taken and told to every member that reads the chat.
+    async fn moderate(
         &mut self,
         conn: ConnId,
         outbox: &Outbox,
         re: Option<RequestId>,
-        enabled: bool,
+        speaker: &Speaker,
+        change: impl FnOnce(&mut chat::Settings) -> Result<(), String>,
     ) {
-        if !self.moderator(conn) {
+        let Some(role) = self.members.get(&conn).map(|m| m.role) else {
             return self.refuse(
                 outbox,
                 re,
                 ErrorCode::Forbidden,
-                "only the arbiter or the organizer turns the chat on or off",
+                "join or watch the match first",
+            );
+        };
+        if !chat::moderates(chat::Someone { role, speaker }) {
+            return self.refuse(
+                outbox,
+                re,
+                ErrorCode::Forbidden,
+                "only the arbiter or the organizer moderates the chat",
             );
         }
-        self.change_chat(outbox, re, |chat| {
-            chat.enabled = enabled;
-            Ok(())
-        })
-        .await;
-    }
-
-    /// Changes the chat's settings on a copy, stores them, then takes them and tells every
-    /// member that reads the chat.
-    async fn change_chat(
-        &mut self,
-        outbox: &Outbox,
-        re: Option<RequestId>,
-        change: impl FnOnce(&mut Chat) -> Result<(), String>,
-    ) {
         self.load_chat().await;
         let Some(chat) = &self.chat else {
             return self.refuse(
@@ -793,7 +706,7 @@ impl Room {
                 "the chat could not be read; try again",
             );
         };
-        let mut next = Chat::new(chat.enabled, chat.mutes.clone(), Vec::new(), chat.count);
+        let mut next = chat.settings.clone();
         if let Err(message) = change(&mut next) {
             return self.refuse(outbox, re, ErrorCode::BadRequest, &message);
         }
@@ -813,14 +726,15 @@ impl Room {
             }
         }
         let Some(chat) = &mut self.chat else { return };
-        chat.enabled = next.enabled;
-        chat.mutes = next.mutes;
+        chat.settings = next;
+        let Some(chat) = &self.chat else { return };
         for member in self.members.values().filter(|member| member.chat) {
+            let (enabled, muted, mutes) = self.chat_settings(chat, member);
             member.outbox.send_message(&ServerMessage::ChatSettings {
                 match_id: self.id.to_string(),
-                enabled: chat.enabled,
-                muted: muted(chat, member),
-                mutes: moderates(member).then(|| chat.mutes.clone()),
+                enabled,
+                muted,
+                mutes,
             });
         }
         self.ack(outbox, re);
@@ -892,7 +806,6 @@ impl Room {
                 rematch,
                 chat,
                 speaker,
-                pace: Pace::default(),
             },
         );
         metrics::gauge!("hakem_room_members", "role" => role.metric_label()).increment(1.0);
@@ -925,13 +838,11 @@ impl Room {
         if chat {
             self.load_chat().await;
             if let (Some(member), Some(chat)) = (self.members.get(&conn), &self.chat) {
-                outbox.send_message(&ServerMessage::ChatHistory {
-                    match_id: self.id.to_string(),
-                    enabled: chat.enabled,
-                    muted: muted(chat, member),
-                    lines: chat.lines_for(role),
-                    mutes: moderates(member).then(|| chat.mutes.clone()),
-                });
+                let reader = chat::Someone {
+                    role,
+                    speaker: &member.speaker,
+                };
+                outbox.send_message(&chat.history(&self.id, reader, self.chat_match()));
             }
         }
         if let (Role::Player(seat), false) = (role, again) {
@@ -1009,13 +920,38 @@ impl Room {
     ) {
         let role = self.members.get(&conn).map(|member| member.role);
         let action = match action {
-            Action::Chat { channel, text } => {
-                return self.say(conn, outbox, re, channel, &text).await;
+            Action::Chat {
+                channel,
+                text,
+                speaker,
+            } => {
+                return self.say(conn, outbox, re, channel, &text, &speaker).await;
             }
-            Action::Mute { target, muted } => {
-                return self.mute(conn, outbox, re, target, muted).await;
+            Action::Mute {
+                target,
+                muted,
+                speaker,
+            } => {
+                let target = match chat::mute_target(target) {
+                    Ok(target) => target,
+                    Err(message) => {
+                        return self.refuse(outbox, re, ErrorCode::BadRequest, &message)
+                    }
+                };
+                return self
+                    .moderate(conn, outbox, re, &speaker, |settings| {
+                        settings.set_muted(target, muted)
+                    })
+                    .await;
             }
-            Action::SetChat(enabled) => return self.switch_chat(conn, outbox, re, enabled).await,
+            Action::SetChat { enabled, speaker } => {
+                return self
+                    .moderate(conn, outbox, re, &speaker, |settings| {
+                        settings.enabled = enabled;
+                        Ok(())
+                    })
+                    .await;
+            }
             action => action,
         };
         let refusal = match (role, action) {
@@ -1301,20 +1237,6 @@ fn an_event_frame_is_written_as_the_message_would_be() {
     );
 }
 
-/// Whether a member is muted in `chat` (its seat, or the account it speaks for).
-fn muted(chat: &Chat, member: &Member) -> bool {
-    let seat = match member.role {
-        Role::Player(seat) => Some(seat),
-        _ => None,
-    };
-    chat.is_muted(seat, member.speaker.account.as_deref())
-}
-
-/// Whether a member moderates the chat: the arbiter, or the organizer in any role.
-fn moderates(member: &Member) -> bool {
-    member.role == Role::Arbiter || member.speaker.organizer
-}
-
 /// A player's action as a round command for `seat`; `None` for an arbiter's action.
 fn player_command(seat: hakem_protocol::Seat, action: Action) -> Option<Command> {
     Some(match action {
@@ -1331,7 +1253,7 @@ fn player_command(seat: hakem_protocol::Seat, action: Action) -> Option<Command>
         Action::OfferDraw => Command::OfferDraw { seat },
         Action::DeclineDraw => Command::DeclineDraw { seat },
         Action::Claim(text) => Command::Claim { seat, text },
-        Action::Arbiter(_) | Action::Chat { .. } | Action::Mute { .. } | Action::SetChat(_) => {
+        Action::Arbiter(_) | Action::Chat { .. } | Action::Mute { .. } | Action::SetChat { .. } => {
             return None
         }
     })

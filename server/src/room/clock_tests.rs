@@ -2,74 +2,17 @@
 //! configured moment, not a millisecond early, without any message arriving; a finished room
 //! retires after its grace; a match nobody plays expires; events beyond the history kept in
 //! memory are sent as a replay from the store; batches carry one action's events; spectators
-//! who see a match late are shown each event when it is old enough; a tournament board's chat
-//! is off until its arbiter turns it on.
+//! who see a match late are shown each event when it is old enough.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use hakem_protocol::{ClockConfig, Event, PerSeat, Seat, ServerMessage, SpectatorDelay};
 use hakem_round::{MatchConfig, Round};
-use tokio::sync::mpsc;
 
-use super::{Action, Credential, Join, RoomHandle, RoomSettings, Rooms, Start, Tokens};
-use crate::outbox::{Outbox, Outgoing};
-
-struct Member {
-    outbox: Outbox,
-    rx: mpsc::Receiver<Outgoing>,
-}
-
-impl Member {
-    fn new() -> Member {
-        let (tx, rx) = mpsc::channel(1024);
-        Member {
-            outbox: Outbox::new(tx, crate::outbox::Kill::new()),
-            rx,
-        }
-    }
-
-    /// Every frame queued so far (replays as `None`).
-    fn drain(&mut self) -> Vec<Option<ServerMessage>> {
-        let mut out = Vec::new();
-        while let Ok(item) = self.rx.try_recv() {
-            out.push(match item {
-                Outgoing::Frame(frame) => Some(serde_json::from_str(frame.as_str()).unwrap()),
-                Outgoing::Replay { .. } => None,
-            });
-        }
-        out
-    }
-
-    fn events(&mut self) -> Vec<ServerMessage> {
-        self.drain().into_iter().flatten().collect()
-    }
-}
-
-fn event_kinds(messages: &[ServerMessage]) -> Vec<&'static str> {
-    messages
-        .iter()
-        .filter_map(|m| match m {
-            ServerMessage::Event(frame) => Some(frame.event.kind()),
-            _ => None,
-        })
-        .collect()
-}
-
-/// Lets the room task run everything it can without moving the clock.
-async fn settle() {
-    for _ in 0..50 {
-        tokio::task::yield_now().await;
-    }
-}
-
-fn tokens() -> Tokens {
-    Tokens {
-        seats: PerSeat::new("a".repeat(32), "b".repeat(32)),
-        arbiter: "c".repeat(32),
-        accounts: PerSeat::default(),
-    }
-}
+use super::test_support::{act, event_kinds, join, settle, tokens, Member};
+use super::{Action, Credential, RoomHandle, RoomSettings, Rooms, Start};
+use crate::outbox::Outgoing;
 
 fn start_room(
     rooms: &Arc<Rooms>,
@@ -98,36 +41,6 @@ fn start_delayed(
         settings,
         spectator_delay,
     })
-}
-
-fn join(conn: u64, member: &Member, credential: Credential) -> Join {
-    Join {
-        conn,
-        credential,
-        since_seq: None,
-        history: false,
-        legal_moves: false,
-        batch: false,
-        boards: true,
-        rematch: false,
-        chat: false,
-        speaker: Default::default(),
-        outbox: member.outbox.clone(),
-        re: None,
-    }
-}
-
-async fn act(room: &RoomHandle, conn: u64, member: &Member, action: Action) {
-    room.act(
-        conn,
-        action,
-        member.outbox.clone(),
-        None,
-        tokio::time::Instant::now(),
-    )
-    .await
-    .unwrap();
-    settle().await;
 }
 
 async fn seated(rooms: &Arc<Rooms>, clock: ClockConfig) -> (RoomHandle, Member, Member) {
@@ -507,75 +420,4 @@ async fn spectators_who_see_a_match_moves_behind_see_a_move_once_the_next_is_mad
     act(&room, 2, &p2, Action::Move("f6ne".into(), true)).await;
     assert_eq!(event_kinds(&watcher.events()), ["moved", "pressed"]);
     assert_eq!(room.state().position.moves.len(), 1);
-}
-
-#[tokio::test(start_paused = true)]
-async fn a_tournament_board_has_no_chat_until_its_arbiter_turns_it_on() {
-    let rooms = Arc::new(Rooms::default());
-    let mut config = MatchConfig::new("pente", None, 1, None, 3, PerSeat::default()).unwrap();
-    config.tournament = Some("t1".into());
-    let room = rooms.start(Start {
-        id: "t1-r1-b1".into(),
-        round: Round::new(config),
-        tokens: tokens(),
-        frames: Vec::new(),
-        times: Vec::new(),
-        created_ms: crate::wall_clock_ms(),
-        store: None,
-        finished: None,
-        settings: RoomSettings::default(),
-        spectator_delay: None,
-    });
-    let (player, arbiter) = (Member::new(), Member::new());
-    for (conn, member, credential) in [
-        (1, &player, Credential::Seat("a".repeat(32))),
-        (3, &arbiter, Credential::Arbiter("c".repeat(32))),
-    ] {
-        let mut join = join(conn, member, credential);
-        join.chat = true;
-        room.join(join).await.unwrap();
-        settle().await;
-    }
-    let history = |member: &mut Member| {
-        member.events().into_iter().find_map(|m| match m {
-            ServerMessage::ChatHistory { enabled, .. } => Some(enabled),
-            _ => None,
-        })
-    };
-    let (mut player, mut arbiter) = (player, arbiter);
-    assert_eq!(history(&mut player), Some(false));
-    assert_eq!(history(&mut arbiter), Some(false));
-    let say = |text: &str| Action::Chat {
-        channel: None,
-        text: text.into(),
-    };
-    let refusal = |member: &mut Member| {
-        member.events().into_iter().find_map(|m| match m {
-            ServerMessage::Error(error) => Some(error.code),
-            _ => None,
-        })
-    };
-    act(&room, 1, &player, say("gg")).await;
-    assert_eq!(
-        refusal(&mut player),
-        Some(hakem_protocol::ErrorCode::Forbidden)
-    );
-    // A player cannot turn it on; the arbiter can.
-    act(&room, 1, &player, Action::SetChat(true)).await;
-    assert_eq!(
-        refusal(&mut player),
-        Some(hakem_protocol::ErrorCode::Forbidden)
-    );
-    act(&room, 3, &arbiter, Action::SetChat(true)).await;
-    let settings = player.events().into_iter().find_map(|m| match m {
-        ServerMessage::ChatSettings { enabled, .. } => Some(enabled),
-        _ => None,
-    });
-    assert_eq!(settings, Some(true));
-    act(&room, 1, &player, say("gg")).await;
-    let heard = arbiter.events().into_iter().find_map(|m| match m {
-        ServerMessage::Chat(line) => Some(line.text),
-        _ => None,
-    });
-    assert_eq!(heard.as_deref(), Some("gg"));
 }

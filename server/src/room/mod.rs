@@ -8,10 +8,14 @@
 //! registry; the match stays readable from the store.
 
 mod actor;
-mod chat;
+pub mod chat;
+#[cfg(test)]
+mod chat_tests;
 #[cfg(test)]
 mod clock_tests;
 mod delay;
+#[cfg(test)]
+mod test_support;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -125,14 +129,19 @@ pub enum Action {
     Chat {
         channel: Option<hakem_protocol::ChatChannel>,
         text: String,
+        speaker: Speaker,
     },
     /// The arbiter's or the organizer's: mutes a seat or an account in the chat.
     Mute {
         target: hakem_protocol::ChatMute,
         muted: bool,
+        speaker: Speaker,
     },
     /// The arbiter's or the organizer's: the chat on or off.
-    SetChat(bool),
+    SetChat {
+        enabled: bool,
+        speaker: Speaker,
+    },
 }
 
 /// The tokens of a match, and the accounts seated in it.

@@ -1,0 +1,94 @@
+//! What the room tests share: a member whose frames the test reads, and the steps of joining
+//! and acting under tokio's paused clock.
+
+use hakem_protocol::{PerSeat, ServerMessage};
+use tokio::sync::mpsc;
+
+use super::{Action, Credential, Join, RoomHandle, Tokens};
+use crate::outbox::{Outbox, Outgoing};
+
+pub struct Member {
+    pub outbox: Outbox,
+    pub rx: mpsc::Receiver<Outgoing>,
+}
+
+impl Member {
+    pub fn new() -> Member {
+        let (tx, rx) = mpsc::channel(1024);
+        Member {
+            outbox: Outbox::new(tx, crate::outbox::Kill::new()),
+            rx,
+        }
+    }
+
+    /// Every frame queued so far (replays as `None`).
+    pub fn drain(&mut self) -> Vec<Option<ServerMessage>> {
+        let mut out = Vec::new();
+        while let Ok(item) = self.rx.try_recv() {
+            out.push(match item {
+                Outgoing::Frame(frame) => Some(serde_json::from_str(frame.as_str()).unwrap()),
+                Outgoing::Replay { .. } => None,
+            });
+        }
+        out
+    }
+
+    pub fn events(&mut self) -> Vec<ServerMessage> {
+        self.drain().into_iter().flatten().collect()
+    }
+}
+
+pub fn event_kinds(messages: &[ServerMessage]) -> Vec<&'static str> {
+    messages
+        .iter()
+        .filter_map(|m| match m {
+            ServerMessage::Event(frame) => Some(frame.event.kind()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Lets the room task run everything it can without moving the clock.
+pub async fn settle() {
+    for _ in 0..50 {
+        tokio::task::yield_now().await;
+    }
+}
+
+pub fn tokens() -> Tokens {
+    Tokens {
+        seats: PerSeat::new("a".repeat(32), "b".repeat(32)),
+        arbiter: "c".repeat(32),
+        accounts: PerSeat::default(),
+    }
+}
+
+pub fn join(conn: u64, member: &Member, credential: Credential) -> Join {
+    Join {
+        conn,
+        credential,
+        since_seq: None,
+        history: false,
+        legal_moves: false,
+        batch: false,
+        boards: true,
+        rematch: false,
+        chat: false,
+        speaker: Default::default(),
+        outbox: member.outbox.clone(),
+        re: None,
+    }
+}
+
+pub async fn act(room: &RoomHandle, conn: u64, member: &Member, action: Action) {
+    room.act(
+        conn,
+        action,
+        member.outbox.clone(),
+        None,
+        tokio::time::Instant::now(),
+    )
+    .await
+    .unwrap();
+    settle().await;
+}
