@@ -1823,6 +1823,59 @@ mod tests {
         }
     }
 
+    #[tokio::test]
+    async fn chat_messages_share_the_group_commit_and_a_bad_one_fails_alone() {
+        use hakem_protocol::{ChatChannel, ChatLine, ChatRole};
+        let line = |id: &str, channel, n: u64, text: &str| ChatLine {
+            match_id: id.to_string(),
+            n,
+            channel,
+            from: "Ayşe".into(),
+            role: ChatRole::P1,
+            text: text.into(),
+            at_ms: 1_000 + n,
+        };
+        for store in databases().await {
+            let id = crate::tokens::new_id();
+            store.create_match(&id, &spec(), 5).await.unwrap();
+            store
+                .add_chat(&line(&id, ChatChannel::Players, 1, "merhaba"), Some("ayse"))
+                .await
+                .unwrap();
+            // In one batch with events: a message numbered again fails, the others are stored.
+            let (twice, second, watching) = (
+                line(&id, ChatChannel::Players, 1, "twice"),
+                line(&id, ChatChannel::Players, 2, "iyi oyunlar"),
+                line(&id, ChatChannel::Spectators, 1, "güzel"),
+            );
+            let (events, again, next, spectators) = tokio::join!(
+                store.append(&id, events(1, 2), None),
+                store.add_chat(&twice, None),
+                store.add_chat(&second, Some("ayse")),
+                store.add_chat(&watching, None),
+            );
+            events.unwrap();
+            assert!(again.is_err());
+            next.unwrap();
+            spectators.unwrap();
+            let chat = store.chat(&id, 100).await.unwrap();
+            assert_eq!(
+                chat.counts,
+                PerChannel {
+                    players: 2,
+                    spectators: 1
+                }
+            );
+            let mut texts: Vec<&str> = chat.lines.iter().map(|l| l.text.as_str()).collect();
+            texts.sort_unstable();
+            assert_eq!(texts, ["güzel", "iyi oyunlar", "merhaba"]);
+            let mine = store.chat_of_account("ayse", 10).await.unwrap();
+            let mine: Vec<&str> = mine.iter().map(|l| l.text.as_str()).collect();
+            assert_eq!(mine, ["merhaba", "iyi oyunlar"]);
+            assert_eq!(store.load(&id).await.unwrap().unwrap().frames.len(), 2);
+        }
+    }
+
     /// The WAL's header counts the times the WAL started again from its beginning (its
     /// checkpoint sequence number, a big-endian u32 at byte 12).
     fn wal_restarts(db: &std::path::Path) -> u32 {
