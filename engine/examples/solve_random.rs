@@ -1,11 +1,14 @@
 //! Solves Pentago positions reached by random legal play, to measure the solver on positions
 //! nobody chose: each line gives the value, nodes and time.
 //!
-//! `cargo run --release -p hakem-engine --example solve_random -- PRESET MARBLES COUNT [MAX_SECONDS] [SEED]`
+//! `cargo run --release -p hakem-engine --example solve_random -- PRESET MARBLES COUNT [MAX_SECONDS] [SEED] [SOLVER]`
+//!
+//! SOLVER is `solve` (the default: what [`solve`] picks), `mid` (the midgame solver alone, classic
+//! positions) or `search` (the alpha-beta search alone).
 
 use std::time::Duration;
 
-use hakem_engine::pentago::{solve, Budget};
+use hakem_engine::pentago::{mid, solve, solve_by_search, Budget};
 use hakem_games::pentago::{Position, Rules};
 use hakem_games::Game;
 
@@ -28,6 +31,7 @@ fn main() {
     let count: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(5);
     let max: f64 = args.get(4).and_then(|s| s.parse().ok()).unwrap_or(60.0);
     let mut random = Random(args.get(5).and_then(|s| s.parse().ok()).unwrap_or(1) | 1);
+    let solver = args.get(6).map_or("solve", String::as_str);
     let mut moves = Vec::new();
     let mut solved = 0;
     while solved < count {
@@ -44,12 +48,20 @@ fn main() {
             continue;
         }
         solved += 1;
-        match solve(&position, Budget::time(Duration::from_secs_f64(max))) {
-            Ok(s) => println!(
+        let budget = Budget::time(Duration::from_secs_f64(max));
+        let result = match solver {
+            "mid" => mid::solve(&position, budget)
+                .expect("a classic position the midgame solver takes")
+                .map(|s| (s.value, s.nodes, s.elapsed)),
+            "search" => solve_by_search(&position, budget).map(|s| (s.value, s.nodes, s.elapsed)),
+            _ => solve(&position, budget).map(|s| (s.value, s.nodes, s.elapsed)),
+        };
+        match result {
+            Ok((value, nodes, elapsed)) => println!(
                 "{:4} {:>11} nodes {:9.1} ms  {}",
-                s.value.as_str(),
-                s.nodes,
-                s.elapsed.as_secs_f64() * 1e3,
+                value.as_str(),
+                nodes,
+                elapsed.as_secs_f64() * 1e3,
                 line.join(" ")
             ),
             Err(e) => println!("refused: {e}  {}", line.join(" ")),

@@ -13,6 +13,8 @@ use std::time::{Duration, Instant};
 use hakem_games::pentago::{Cell, Direction, DoubleFive, Move, Position, Quadrant, Rules, Turn};
 use hakem_games::Game;
 
+pub mod mid;
+
 /// The 36 cells of the packed layout.
 const FULL: u64 = 0x01ff_01ff_01ff_01ff;
 /// Turn code of a move without a turn.
@@ -1101,6 +1103,22 @@ pub fn solve_with(
     budget: Budget,
     table: &mut SolverTable,
 ) -> Result<Solution, SolveError> {
+    search_solve_with(position, budget, table)
+}
+
+/// [`solve`] by the alpha-beta search alone, whatever the position (to compare the solvers).
+pub fn solve_by_search(position: &Position, budget: Budget) -> Result<Solution, SolveError> {
+    let empties = 36 - position.marbles();
+    let mut table = SolverTable::new((empties + 6).clamp(12, 20));
+    search_solve_with(position, budget, &mut table)
+}
+
+/// [`solve_with`] by the search alone.
+fn search_solve_with(
+    position: &Position,
+    budget: Budget,
+    table: &mut SolverTable,
+) -> Result<Solution, SolveError> {
     let (mut solver, me, opp) = Solver::start(position, budget, table)?;
     let t = solver.t;
     let (value, mv) = solver.root(me, opp).ok_or(SolveError::OutOfBudget {
@@ -1178,6 +1196,15 @@ impl Solver<'_> {
 /// The value of `position` and every legal move that achieves it (each (cell, quadrant,
 /// direction) listed separately, in the rules crate's move order).
 pub fn solve_all(
+    position: &Position,
+    budget: Budget,
+    table: &mut SolverTable,
+) -> Result<(Value, Vec<Move>), SolveError> {
+    search_solve_all(position, budget, table)
+}
+
+/// [`solve_all`] by the search alone.
+fn search_solve_all(
     position: &Position,
     budget: Budget,
     table: &mut SolverTable,
