@@ -150,3 +150,89 @@ test("a spectator who comes in midway sees the match so far in the log", { skip:
   // And the board after the last move, as the events carried it: one marble each.
   await watcher.waitForFunction(() => document.querySelectorAll(".cell.has-x").length === 1 && document.querySelectorAll(".cell.has-o").length === 1);
 });
+
+test("the page's fold of draw offers (offer, move, decline, accept, the round's end) stays where the server's state is", { skip: bed.skip, timeout: 60000 }, async () => {
+  const page = await newPage(bed.browser);
+  await page.goto(bed.server.url);
+  const steps = await page.evaluate(async () => {
+    const { fold } = await import("/assets/fold.js");
+    const url = `ws://${location.host}/ws`;
+    const open = () =>
+      new Promise((ok) => {
+        const ws = new WebSocket(url);
+        const replies = new Map();
+        const frames = [];
+        ws.onmessage = (m) => {
+          const f = JSON.parse(m.data);
+          for (const one of f.type === "events" ? f.events : [f]) frames.push(one);
+          if (f.re && replies.has(f.re)) replies.get(f.re)(f);
+        };
+        let id = 0;
+        ws.frames = frames;
+        ws.request = (message) =>
+          new Promise((done) => {
+            const re = ++id;
+            replies.set(re, done);
+            ws.send(JSON.stringify({ ...message, id: re }));
+          });
+        ws.onopen = () => {
+          ws.send(JSON.stringify({ type: "hello", protocol: 1, features: ["batch", "boards"] }));
+          ok(ws);
+        };
+      });
+    const out = [];
+    /** A casual Pente match of `sets` sets, its players ready; each step of `script(a, b, arbiter)`
+     * is followed by a fold of the whole history from a fresh reader, and the server's state. */
+    const play = async (sets, script) => {
+      const a = await open();
+      const created = await a.request({ type: "create_match", game: "pente", variant: "free", sets, clock: null });
+      const match = created.match;
+      const b = await open();
+      const arbiter = await open();
+      await a.request({ type: "join", match, seat_token: created.seat_tokens.p1 });
+      await b.request({ type: "join", match, seat_token: created.seat_tokens.p2 });
+      await arbiter.request({ type: "join", match, arbiter_token: created.arbiter_token });
+      await a.request({ type: "ready", match });
+      await b.request({ type: "ready", match });
+      for (const [who, message] of script(a, b, arbiter)) {
+        const reply = await who.request({ ...message, match });
+        if (reply.type !== "ack") throw new Error(`${JSON.stringify(message)}: ${JSON.stringify(reply)}`);
+        const c = await open();
+        await c.request({ type: "watch", match, history: true });
+        const [first, ...rest] = c.frames.filter((f) => f.type === "state" || f.type === "event");
+        for (const f of rest) if (fold(first, f) === "gap") throw new Error(`gap at ${f.seq}`);
+        c.close();
+        const truth = await (await fetch(`/api/matches/${match}`)).json();
+        for (const s of [first, truth]) {
+          delete s.clocks;
+          delete s.you;
+          delete s.type;
+        }
+        out.push({ step: JSON.stringify(message), state: first, truth });
+      }
+    };
+    await play(1, (a, b) => [
+      [a, { type: "offer_draw" }],
+      [a, { type: "move", move: "K10" }],
+      [b, { type: "move", move: "L11" }],
+      [b, { type: "offer_draw" }],
+      [a, { type: "decline_draw" }],
+      [a, { type: "move", move: "A1" }],
+      [b, { type: "offer_draw" }],
+      [a, { type: "offer_draw" }],
+    ]);
+    // An offer still open when the round ends (on warnings, mid-set) ends with it.
+    await play(3, (a, b, arbiter) => [
+      [a, { type: "offer_draw" }],
+      [arbiter, { type: "warn", seat: "p2", reason: "one" }],
+      [arbiter, { type: "warn", seat: "p2", reason: "two" }],
+      [arbiter, { type: "warn", seat: "p2", reason: "three" }],
+    ]);
+    return out;
+  });
+  const offers = steps.map(({ state }) => state.draw_offer ?? null);
+  assert.deepEqual(offers, ["p1", "p1", null, "p2", null, null, "p2", null, "p1", "p1", "p1", null]);
+  for (const { step, state, truth } of steps) assert.deepEqual(state, truth, `after ${step}: the fold and the server disagree`);
+  assert.equal(steps[7].state.sets[0].reason, "agreement");
+  assert.equal(steps.at(-1).state.round.reason, "warnings");
+});

@@ -11,16 +11,10 @@ import { MatchView } from "./match.js";
 import { PlayerView, ProfileView } from "./player.js";
 import { ReplayView } from "./replay.js";
 import { TournamentView } from "./tournament.js";
-import { conn, showAlert } from "./ui.js";
+import { conn, paintConnection, showAlert } from "./ui.js";
 
 function connectionBanner() {
-  const banner = document.getElementById("connection");
-  const paint = (status) => {
-    banner.hidden = status === "open" || status === "closed" || status === "connecting";
-    banner.textContent = status === "reconnecting" ? t("reconnecting") : "";
-  };
-  conn.onStatus(paint);
-  return paint;
+  conn.onStatus(paintConnection);
 }
 
 // ---------------------------------------------------------------------------------------------

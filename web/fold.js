@@ -15,7 +15,7 @@ export function fold(state, frame) {
   state.clocks = frame.clocks ?? null;
   const e = frame.event || {};
   const pos = state.position || (state.position = {});
-  if (!["player_connected", "player_disconnected", "ready", "claim", "claim_resolved", "warning"].includes(e.kind)) {
+  if (!["player_connected", "player_disconnected", "ready", "claim", "claim_resolved", "warning", "draw_offered", "draw_declined"].includes(e.kind)) {
     // Whose turn it is changes: the legal moves of the last `state` no longer hold.
     delete pos.legal_moves;
   }
@@ -43,6 +43,8 @@ export function fold(state, frame) {
       if (pos.pending) Object.assign(pos.pending, { quadrant: e.quadrant, dir: e.dir });
       break;
     case "moved":
+      // Moving answers the opponent's draw offer: no. The mover's own offer stands.
+      if (state.draw_offer && state.draw_offer !== e.seat) delete state.draw_offer;
       pos.moves = [...(pos.moves || []), e.move];
       pos.pending = null;
       // The mover still has to press; a move that ends the set is followed by `set_ended`.
@@ -62,6 +64,7 @@ export function fold(state, frame) {
         sp.p2 = (sp.p2 || 0) + 0.5;
       }
       const { kind, ...result } = e;
+      delete state.draw_offer;
       state.sets = [...(state.sets || []), result];
       state.status = "between_sets";
       state.paused = false;
@@ -75,6 +78,7 @@ export function fold(state, frame) {
       break;
     case "round_ended": {
       const { kind, ...result } = e;
+      delete state.draw_offer;
       state.set_points = result.set_points;
       state.round = result;
       state.status = "finished";
@@ -117,6 +121,12 @@ export function fold(state, frame) {
       }
       break;
     }
+    case "draw_offered":
+      state.draw_offer = e.seat;
+      break;
+    case "draw_declined":
+      delete state.draw_offer;
+      break;
     default:
       // clock_adjusted, declared, and kinds a newer server adds: nothing to fold
       // (the clocks came with the frame).

@@ -1,9 +1,12 @@
 // A match (`#/match/ID`, `?seat=TOKEN` to play, `?arbiter=TOKEN` to arbitrate): the board,
 // the clocks, the score and what happened, kept up to date by the match's events alone. The
 // page joins with the whole history, folds every event into the state (fold.js) and draws the
-// boards the events carry; it knows no rules.
+// boards the events carry; it knows no rules. The match's chat is chat.js's; the players of a
+// casual Pente or Quoridor match may agree a set drawn here.
 
-import { ServerError } from "./net.js";
+import { Connection, ServerError } from "./net.js";
+import { storedSession } from "./account.js";
+import { ChatPanel } from "./chat.js";
 import { t } from "./i18n.js";
 import { createBoard, el, parsePentagoMove } from "./board.js";
 import { boardFacts, boardView } from "./position.js";
@@ -23,7 +26,7 @@ import {
   points,
   reasonWords,
 } from "./words.js";
-import { announce, conn, handoff, main, other, showAlert } from "./ui.js";
+import { announce, conn, handoff, main, other, paintConnection, showAlert } from "./ui.js";
 
 export class MatchView {
   constructor(id, params) {
@@ -32,6 +35,15 @@ export class MatchView {
     this.rematch = { mine: false, theirs: false, made: false };
     this.arbiterToken = params.get("arbiter");
     this.role = this.seatToken ? "player" : this.arbiterToken ? "arbiter" : "spectator";
+    // A spectator who is logged in watches on a connection of the account, so that they may
+    // write in the spectators' chat; everyone else shares the page's guest connection.
+    const session = this.role === "spectator" ? storedSession() : null;
+    this.ownConn = Boolean(session);
+    this.conn = session ? new Connection(session.token) : conn;
+    if (this.ownConn) this.conn.onStatus(paintConnection);
+    this.chat = new ChatPanel(this);
+    // The (set, moves made) of each seat's last draw offer: one offer per move.
+    this.lastDrawOffer = { p1: null, p2: null };
     this.you = null;
     this.model = null;
     // Until the server acknowledges the join, the events are the match so far: logged, not
@@ -51,8 +63,8 @@ export class MatchView {
     this.arrival = handoff.arrival?.match === id ? handoff.arrival : null;
     handoff.arrival = null;
 
-    this.unsubscribe = conn.onFrame((frame) => this.onFrame(frame));
-    conn.onReconnect = () => this.join();
+    this.unsubscribe = this.conn.onFrame((frame) => this.onFrame(frame));
+    this.conn.onReconnect = () => this.join();
     this.keyHandler = (e) => this.onKey(e);
     document.addEventListener("keydown", this.keyHandler);
     this.build();
@@ -63,9 +75,14 @@ export class MatchView {
   destroy() {
     clearInterval(this.ticker);
     this.unsubscribe();
-    conn.onReconnect = null;
+    this.conn.onReconnect = null;
     document.removeEventListener("keydown", this.keyHandler);
-    conn.request({ type: "leave", match: this.id }).catch(() => {});
+    if (this.ownConn) {
+      this.conn.close();
+      paintConnection("closed");
+    } else {
+      this.conn.request({ type: "leave", match: this.id }).catch(() => {});
+    }
   }
 
   relabel() {
@@ -85,7 +102,7 @@ export class MatchView {
     const message = this.model ? { ...entry, since_seq: this.model.seq } : { ...entry, history: true };
     this.catchingUp = true;
     try {
-      await conn.request(message);
+      await this.conn.request(message);
       this.fatal = null;
       this.catchingUp = false;
       this.render();
@@ -110,6 +127,59 @@ export class MatchView {
     else if (frame.type === "event") this.onEvent(frame);
     else if (frame.type === "rematch_offered") this.rematchOffered(frame.seat);
     else if (frame.type === "rematch") this.rematchMade(frame);
+    else this.chat.onFrame(frame);
+  }
+
+  // --- draws by agreement ---------------------------------------------------------------------
+
+  /** A seated player of a casual Pente or Quoridor match may offer a draw of the set in play. */
+  mayOfferDraw() {
+    const s = this.model;
+    return (
+      this.role === "player" &&
+      Boolean(this.you) &&
+      (s?.game === "pente" || s?.game === "quoridor") &&
+      !s.tournament &&
+      !s.players?.p1?.house_bot &&
+      !s.players?.p2?.house_bot &&
+      s.status === "playing"
+    );
+  }
+
+  /** True when this player's last offer was made at this very point of the set: the next one
+   * waits for a move. */
+  offeredThisMove() {
+    const s = this.model;
+    return this.lastDrawOffer[this.you] === `${s?.set}:${s?.position?.moves?.length || 0}`;
+  }
+
+  paintDraw() {
+    const box = this.el?.draw;
+    if (!box) return;
+    const s = this.model;
+    box.hidden = !this.mayOfferDraw();
+    if (box.hidden) return;
+    const theirs = s.draw_offer === other(this.you);
+    const mine = s.draw_offer === this.you;
+    const later = !theirs && !mine && this.offeredThisMove();
+    const said = mine ? t("draw_mine") : theirs ? t("draw_theirs") : later ? t("draw_again_later") : t("draw_hint");
+    const [line, row] = box.children;
+    const [offer, decline] = row.children;
+    if (line.textContent !== said) line.textContent = said;
+    line.classList.toggle("draw-open", mine || theirs);
+    const text = t(theirs ? "draw_accept" : "draw_offer");
+    if (offer.textContent !== text) offer.textContent = text;
+    offer.className = theirs ? "primary" : "secondary";
+    offer.disabled = mine || later;
+    decline.hidden = !theirs;
+  }
+
+  /** The live region's words for a draw event on a player's page, or null for the log's own. */
+  drawWords(e) {
+    if (this.role !== "player" || !this.you) return null;
+    if (e.kind === "draw_offered") return t(e.seat === this.you ? "draw_mine" : "draw_theirs");
+    if (e.kind === "draw_declined" && e.seat !== this.you) return t("draw_declined_theirs");
+    return null;
   }
 
   // --- rematch --------------------------------------------------------------------------------
@@ -179,6 +249,7 @@ export class MatchView {
       return;
     }
     const e = frame.event;
+    if (e.kind === "draw_offered") this.lastDrawOffer[e.seat] = `${before.set}:${before.position?.moves?.length || 0}`;
     // The words are made again from the state before the event when the language changes.
     const context = { skipMoved: this.skipMoved(e) };
     const yourTurn = e.kind === "pressed" && this.you === other(e.seat) && before.status === "playing";
@@ -188,7 +259,7 @@ export class MatchView {
     };
     const text = say();
     if (text) {
-      if (!this.catchingUp) announce(text);
+      if (!this.catchingUp) announce(this.drawWords(e) || text);
       this.log.push(say);
       if (this.log.length > 500) this.log.shift();
     }
@@ -255,7 +326,7 @@ export class MatchView {
 
   async act(message, quiet = false) {
     try {
-      const reply = await conn.request({ ...message, match: this.id });
+      const reply = await this.conn.request({ ...message, match: this.id });
       if (!quiet) showAlert("");
       return reply;
     } catch (e) {
@@ -513,6 +584,13 @@ export class MatchView {
         (this.el.liveControls = el("div", { id: "play-controls" }, [
           el("div", { class: "check" }, [auto, el("label", { for: "autopress", text: t("autopress") })]),
           (this.el.claimForm = claimForm),
+          (this.el.draw = el("div", { class: "draw", id: "draw", hidden: true }, [
+            el("p", { class: "hint", id: "draw-said" }),
+            el("div", { class: "row" }, [
+              el("button", { type: "button", class: "secondary", id: "offer-draw", onclick: () => this.act({ type: "offer_draw" }) }),
+              el("button", { type: "button", class: "secondary", id: "decline-draw", text: t("draw_decline"), hidden: true, onclick: () => this.act({ type: "decline_draw" }) }),
+            ]),
+          ])),
           el("div", { class: "row" }, [resign]),
         ])),
         el("h3", { text: t("claims_heading") }),
@@ -586,6 +664,7 @@ export class MatchView {
             this.role === "player" ? el("div", { class: "press-row" }, [E.press, E.ready]) : null,
             this.role === "player" ? playerTools() : null,
             this.role === "arbiter" ? arbiterTools() : null,
+            this.chat.build(),
             el("section", { class: "card", "aria-labelledby": "score-heading" }, [el("h2", { id: "score-heading", text: t("score_heading") }), E.sets]),
             el("section", { class: "card", "aria-labelledby": "moves-heading" }, [el("h2", { id: "moves-heading", text: t("moves_heading") }), E.moves]),
             el("section", { class: "card", "aria-labelledby": "log-heading" }, [el("h2", { id: "log-heading", text: t("log_heading") }), E.log]),
@@ -716,6 +795,8 @@ export class MatchView {
     // A finished match can be gone through again, press by press.
     E.replay.hidden = s.status !== "finished";
     this.paintRematch();
+    this.paintDraw();
+    this.chat.paint();
 
     // Seats.
     for (const seat of ["p1", "p2"]) {

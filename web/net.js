@@ -1,12 +1,12 @@
 // The WebSocket connection to the server (protocol v1, see docs/protocol.md): the hello
 // handshake, requests answered by `re`, and a stream of `state` and `event` frames for the
 // page. It asks for one frame per action (`batch`, handed to the page event by event) and for
-// the board in every event (`boards`). It reconnects by itself and then lets the page join its
-// match again.
+// the board in every event (`boards`), for rematch offers (`rematch`) and for the match's chat
+// (`chat`). It reconnects by itself and then lets the page join its match again.
 
 const PROTOCOL = 1;
 const CLIENT = "hakem-web/0.2";
-const FEATURES = ["batch", "boards", "rematch"];
+const FEATURES = ["batch", "boards", "rematch", "chat"];
 
 export class ServerError extends Error {
   constructor(reply) {
@@ -31,6 +31,8 @@ export class Connection {
     this.retry = 0;
     this.onReconnect = null;
     this.status = "connecting";
+    /** The server's last `welcome` (who this connection speaks for: `identity`). */
+    this.welcome = null;
   }
 
   url() {
@@ -62,6 +64,7 @@ export class Connection {
         if (!welcomed) {
           if (frame.type === "welcome") {
             welcomed = true;
+            this.welcome = frame;
             this.retry = 0;
             this.setStatus("open");
             resolve(frame);

@@ -3,11 +3,19 @@
 
 import { Connection } from "./net.js";
 import { el } from "./board.js";
+import { t } from "./i18n.js";
 
 export const conn = new Connection();
 export const main = document.getElementById("main");
 const announcer = document.getElementById("announcer");
 const alertBox = document.getElementById("alert");
+
+/** The banner under the header that says a connection was lost (the page's, or a page's own). */
+export function paintConnection(status) {
+  const banner = document.getElementById("connection");
+  banner.hidden = status === "open" || status === "closed" || status === "connecting";
+  banner.textContent = status === "reconnecting" ? t("reconnecting") : "";
+}
 
 export const other = (seat) => (seat === "p1" ? "p2" : "p1");
 

@@ -179,6 +179,10 @@ export function describeEvent(state, e, context = {}) {
         winner: e.winner === "draw" ? t("a_draw") : playerName(state, e.winner),
         reason: e.reason ? `: ${e.reason}` : "",
       });
+    case "draw_offered":
+      return t("say_draw_offered", { who: playerName(state, e.seat) });
+    case "draw_declined":
+      return t("say_draw_declined", { who: playerName(state, e.seat) });
     default:
       return null;
   }
