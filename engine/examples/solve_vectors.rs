@@ -1,10 +1,13 @@
 //! Solves every line of the shared Pentago solve vectors and prints the time and nodes of each.
 //!
-//! `cargo run --release -p hakem-engine --example solve_vectors [max_seconds] [first_line]`
+//! `cargo run --release -p hakem-engine --example solve_vectors [max_seconds] [first_line] [solver]`
+//!
+//! `solver` is `solve` (the default: what [`solve`] picks), `search` (the alpha-beta search
+//! alone) or `mid` (the midgame solver alone: classic lines only, every best move compared).
 
 use std::time::Duration;
 
-use hakem_engine::pentago::{solve, Budget};
+use hakem_engine::pentago::{mid, solve, solve_by_search, Budget, Solution, SolveError};
 use hakem_games::pentago::{Move, Position, Rules};
 use hakem_games::Game;
 
@@ -19,6 +22,7 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let max = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(10.0);
     let first: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(1);
+    let solver = args.get(3).map_or("solve", String::as_str);
     let text = include_str!("../../games/tests/vectors/pentago/solve.tsv");
     let cpu_start = cpu_time();
     let (mut agree, mut total, mut nodes, mut secs) = (0, 0, 0u64, 0.0);
@@ -35,10 +39,31 @@ fn main() {
             .split_whitespace()
             .filter_map(|t| Move::parse(t).ok())
             .collect();
+        let budget = Budget::time(Duration::from_secs_f64(max));
+        // (solution, every best move agrees) by the chosen solver.
+        let result: Result<(Solution, bool), SolveError> = match solver {
+            "mid" => match mid::solve(&position, budget) {
+                None => continue,
+                Some(r) => r.map(|m| {
+                    let all = m.best == best;
+                    (
+                        Solution {
+                            value: m.value,
+                            best: m.best[0],
+                            nodes: m.nodes,
+                            elapsed: m.elapsed,
+                        },
+                        all,
+                    )
+                }),
+            },
+            "search" => solve_by_search(&position, budget).map(|s| (s, true)),
+            _ => solve(&position, budget).map(|s| (s, true)),
+        };
         total += 1;
-        match solve(&position, Budget::time(Duration::from_secs_f64(max))) {
-            Ok(s) => {
-                let ok = s.value.as_str() == f[2] && best.contains(&s.best);
+        match result {
+            Ok((s, all)) => {
+                let ok = s.value.as_str() == f[2] && best.contains(&s.best) && all;
                 agree += usize::from(ok);
                 nodes += s.nodes;
                 secs += s.elapsed.as_secs_f64();

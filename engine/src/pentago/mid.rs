@@ -336,7 +336,7 @@ pub fn solve(position: &Position, budget: Budget) -> Option<Result<MidSolution, 
     Some(solve_supported(position, budget, threads()))
 }
 
-fn threads() -> usize {
+pub(super) fn threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get().min(8))
 }
 
@@ -1004,5 +1004,69 @@ mod tests {
             checked += 1;
         }
         assert!(checked >= 40, "{checked}");
+    }
+
+    #[test]
+    fn a_node_budget_is_checked_before_each_pass() {
+        let mut seed = 0x0b0d_6e75u64;
+        let (mut won, mut other) = (false, false);
+        while !(won && other) {
+            let Some(position) = random_position(&mut seed, Rules::classic(), 28) else {
+                continue;
+            };
+            let pass = work_nodes(8) / 2;
+            let full = solve(&position, Budget::unlimited()).unwrap().unwrap();
+            let once = solve(&position, Budget::nodes(pass)).unwrap();
+            if full.value == Value::Win {
+                // One pass proves a win and finds every winning move.
+                assert_eq!(full.nodes, pass);
+                let once = once.unwrap();
+                assert_eq!(
+                    (once.value, &once.best, once.nodes),
+                    (full.value, &full.best, pass)
+                );
+                won = true;
+            } else {
+                assert_eq!(full.nodes, 2 * pass);
+                match once {
+                    Err(SolveError::OutOfBudget { nodes, .. }) => assert_eq!(nodes, pass),
+                    other => panic!("expected a refusal, got {other:?}"),
+                }
+                other = true;
+            }
+            assert!(matches!(
+                solve(&position, Budget::nodes(pass - 1)).unwrap(),
+                Err(SolveError::OutOfBudget { nodes: 0, .. })
+            ));
+        }
+    }
+
+    #[test]
+    fn hopeless_budgets_are_refused_at_once() {
+        let mut seed = 77u64;
+        let position = loop {
+            if let Some(p) = random_position(&mut seed, Rules::classic(), 18) {
+                break p;
+            }
+        };
+        let start = Instant::now();
+        for budget in [Budget::time(Duration::from_millis(5)), Budget::nodes(1_000)] {
+            assert!(matches!(
+                solve(&position, budget).unwrap(),
+                Err(SolveError::OutOfBudget { nodes: 0, .. })
+            ));
+        }
+        assert!(start.elapsed() < Duration::from_millis(500));
+        // The dispatch leaves such a budget to the search, which refuses or proves.
+        match super::super::solve(&position, Budget::time(Duration::from_millis(5))) {
+            Ok(s) => assert_eq!(
+                s.value,
+                super::super::solve_by_search(&position, Budget::unlimited())
+                    .unwrap()
+                    .value
+            ),
+            Err(SolveError::OutOfBudget { .. }) => {}
+            Err(e) => panic!("{e}"),
+        }
     }
 }
