@@ -1,5 +1,6 @@
 //! Solves Pentago positions reached by random legal play, to measure the solver on positions
-//! nobody chose: each line gives the value, nodes and time.
+//! nobody chose: each line gives the value, nodes, wall-clock time and the CPU time of the
+//! whole process (every thread) during the solve; the last line the process's peak memory.
 //!
 //! `cargo run --release -p hakem-engine --example solve_random -- PRESET MARBLES COUNT [MAX_SECONDS] [SEED] [SOLVER]`
 //!
@@ -11,6 +12,22 @@ use std::time::Duration;
 use hakem_engine::pentago::{mid, solve, solve_by_search, Budget};
 use hakem_games::pentago::{Position, Rules};
 use hakem_games::Game;
+
+/// CPU time of this process, all threads (Linux), from /proc/self/stat (user + system ticks).
+fn process_cpu() -> Option<Duration> {
+    let text = std::fs::read_to_string("/proc/self/stat").ok()?;
+    let fields: Vec<&str> = text.rsplit_once(')')?.1.split_whitespace().collect();
+    // utime and stime are fields 14 and 15 of the line, 12 and 13 after the command name.
+    let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    Some(Duration::from_millis(ticks * 10))
+}
+
+/// The process's peak resident memory (VmHWM), in MiB.
+fn peak_mib() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = text.lines().find(|l| l.starts_with("VmHWM:"))?;
+    Some(line.split_whitespace().nth(1)?.parse::<u64>().ok()? / 1024)
+}
 
 /// A small deterministic generator (xorshift), so that a seed names the same positions.
 struct Random(u64);
@@ -49,6 +66,7 @@ fn main() {
         }
         solved += 1;
         let budget = Budget::time(Duration::from_secs_f64(max));
+        let cpu = process_cpu();
         let result = match solver {
             "mid" => mid::solve(&position, budget)
                 .expect("a classic position the midgame solver takes")
@@ -56,15 +74,22 @@ fn main() {
             "search" => solve_by_search(&position, budget).map(|s| (s.value, s.nodes, s.elapsed)),
             _ => solve(&position, budget).map(|s| (s.value, s.nodes, s.elapsed)),
         };
+        let cpu = cpu
+            .zip(process_cpu())
+            .map_or(0.0, |(a, b)| b.saturating_sub(a).as_secs_f64() * 1e3);
         match result {
             Ok((value, nodes, elapsed)) => println!(
-                "{:4} {:>11} nodes {:9.1} ms  {}",
+                "{:4} {:>11} nodes {:9.1} ms {:9.0} ms CPU  {}",
                 value.as_str(),
                 nodes,
                 elapsed.as_secs_f64() * 1e3,
+                cpu,
                 line.join(" ")
             ),
-            Err(e) => println!("refused: {e}  {}", line.join(" ")),
+            Err(e) => println!("refused: {e} ({cpu:.0} ms CPU)  {}", line.join(" ")),
         }
+    }
+    if let Some(mib) = peak_mib() {
+        println!("peak memory {mib} MiB");
     }
 }
