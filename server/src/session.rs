@@ -1442,7 +1442,9 @@ impl Session {
                 return;
             }
         };
-        let restored = chat::restored(Some(stored), archived.spec.tournament.is_none());
+        let mut restored = chat::restored(Some(stored), archived.spec.tournament.is_none());
+        // Its room is gone, and the chat with it: it is read, no longer written.
+        restored.settings.enabled = false;
         let speaker = self.speaker();
         let reader = chat::Someone {
             role,
