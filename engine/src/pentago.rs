@@ -1,4 +1,5 @@
 //! Pentago search: an exact win/draw/loss solver and a depth-limited alpha-beta for the levels.
+//! Classic positions with few empty cells go to the midgame solver instead ([`mid`]).
 //!
 //! Both work on their own copy of the board: two packed `u64` bitboards (the side to move's
 //! marbles first), laid out like `hakem_games::pentago` (quadrant `q` in bits `16q..16q+9`), so

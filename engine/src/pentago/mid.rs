@@ -6,7 +6,7 @@
 //! the number of clockwise quarter turns quadrant `q` has made since the root: the marbles
 //! never move in this frame, only the state changes. A set of rotation states is a 256-bit
 //! "super"; every move turns exactly one quadrant by one step, so after `k` moves only the 128
-//! states with `sum(r_q) = k (mod 2)` are reachable, and a value is a 128-bit [`Half`].
+//! states with `sum(r_q) = k (mod 2)` are reachable, and a value is a 128-bit `Half`.
 //!
 //! The positions with `k` marbles placed since the root form a level, indexed by the
 //! combinatorial number system: which cells the player who just moved holds (among the `n`),
