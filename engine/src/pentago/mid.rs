@@ -1109,4 +1109,51 @@ mod tests {
             Err(e) => panic!("{e}"),
         }
     }
+
+    /// Release builds only (minutes in debug, 0.5 GB):
+    /// `cargo test --release -p hakem-engine --lib mid -- --ignored`.
+    #[test]
+    #[ignore]
+    fn big_positions_agree_with_the_search() {
+        let text = include_str!("../../../games/tests/vectors/pentago/solve.tsv");
+        for (i, line) in text.lines().enumerate() {
+            let f: Vec<&str> = line.split('\t').collect();
+            if f[0] != "classic" {
+                continue;
+            }
+            let mut position = Position::new(Rules::classic());
+            for token in f[1].split_whitespace() {
+                position.play_str(token).expect("legal");
+            }
+            let mid = solve(&position, Budget::unlimited()).unwrap().unwrap();
+            assert_eq!(mid.value.as_str(), f[2], "line {}", i + 1);
+            let listed: Vec<Move> = f[3]
+                .split_whitespace()
+                .map(|t| Move::parse(t).unwrap())
+                .collect();
+            assert_eq!(mid.best, listed, "line {}", i + 1);
+        }
+        // 18 to 22 marbles: what the search proves within its budget, the search's best move
+        // among the midgame solver's.
+        let mut seed = 0xb16_b055u64;
+        let mut checked = [0usize; 3];
+        for marbles in [18, 19, 20, 21, 22].repeat(4) {
+            let Some(position) = random_position(&mut seed, Rules::classic(), marbles) else {
+                continue;
+            };
+            let Ok(search) = super::super::solve_by_search(&position, Budget::nodes(3_000_000))
+            else {
+                continue;
+            };
+            let mid = solve(&position, Budget::unlimited()).unwrap().unwrap();
+            assert_eq!(mid.value, search.value, "{position:?}");
+            assert!(
+                mid.best.contains(&search.best),
+                "{} in {position:?}",
+                search.best
+            );
+            checked[mid.value as usize] += 1;
+        }
+        eprintln!("losses, draws, wins: {checked:?}");
+    }
 }
