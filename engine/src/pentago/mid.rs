@@ -385,8 +385,8 @@ fn workspace(words: usize) -> Vec<AtomicU64> {
             && std::mem::align_of::<AtomicU64>() == std::mem::align_of::<u64>()
     );
     let mut zeroed = std::mem::ManuallyDrop::new(vec![0u64; words]);
-    // Levels are read and written in many places at once: with 4 KiB pages nearly every write
-    // of a big level missed the TLB (huge pages took a quarter off the time at 18 empty cells).
+    // Levels are read and written in many places at once, the writes all over a level: huge
+    // pages took a quarter off the user time at 18 empty cells.
     if words >= 1 << 20 {
         advise_huge_pages(zeroed.as_mut_ptr().cast(), 8 * words);
     }
