@@ -388,7 +388,10 @@ async fn a_finished_match_keeps_its_chat_until_its_room_retires_then_shows_it() 
         .accepted(json!({"type": "join", "match": m.id, "seat_token": m.p1}))
         .await;
     let history = later.find(|f| f["type"] == "chat_history").await;
-    assert_eq!(history["enabled"], false, "read, no longer written: {history}");
+    assert_eq!(
+        history["enabled"], false,
+        "read, no longer written: {history}"
+    );
     let texts: Vec<&Value> = history["lines"]
         .as_array()
         .unwrap()
