@@ -18,7 +18,7 @@ use tokio_tungstenite::tungstenite;
 
 use crate::listen::Peer;
 use crate::outbox::{ConnId, Outbox, Outgoing};
-use crate::room::{role_of, Action, Credential, Join, Role, RoomHandle};
+use crate::room::{role_of, Action, ChatAction, ChatRequest, Credential, Join, Role, RoomHandle};
 use crate::store::Store;
 use crate::tokens::same_token;
 use crate::tournament::{self, Caller, Failure};
@@ -560,7 +560,7 @@ impl Session {
             } => match match (player, status) {
                 (Some(_), Some(_)) => Err("list a player's matches without a status".to_string()),
                 (Some(player), None) => {
-                    self.app.matches_of(&player, limit, before.as_deref()).await
+                    Box::pin(self.app.matches_of(&player, limit, before.as_deref())).await
                 }
                 (None, status) => {
                     self.app
@@ -855,7 +855,8 @@ impl Session {
                 }
             }
             ClientMessage::GetPlayer { name } => {
-                match crate::ratings::Ratings::profile(&self.app, &name).await {
+                // Boxed, as the other rare reads: the connection's future stays small.
+                match Box::pin(crate::ratings::Ratings::profile(&self.app, &name)).await {
                     Some(Ok(profile)) => self.send(&ServerMessage::Player {
                         re,
                         profile: Box::new(profile),
@@ -1405,7 +1406,7 @@ impl Session {
                         _ => self.send(&ServerMessage::State(Box::new(state))),
                     }
                     if self.chat {
-                        self.send_archived_chat(&archived, role).await;
+                        Box::pin(self.send_archived_chat(&archived, role)).await;
                     }
                     if re.is_some() {
                         self.send(&ServerMessage::Ack {
@@ -1472,7 +1473,7 @@ impl Session {
                 Some(Joined {
                     room: Some(room), ..
                 }) => room.clone(),
-                Some(_) if matches!(action, Action::Chat { .. }) => {
+                Some(_) if action.is_chat_message() => {
                     self.send(&ServerMessage::Error(ErrorReply {
                         re,
                         code: ErrorCode::Forbidden,
@@ -1579,6 +1580,12 @@ fn action_of(
     message: ClientMessage,
     speaker: impl FnOnce() -> crate::room::Speaker,
 ) -> Option<Action> {
+    let chat = |action| {
+        Action::Chat(Box::new(ChatRequest {
+            action,
+            speaker: speaker(),
+        }))
+    };
     Some(match message {
         ClientMessage::Place { cell, .. } => Action::Place(cell),
         ClientMessage::Rotate { quadrant, dir, .. } => Action::Rotate(quadrant, dir),
@@ -1589,22 +1596,14 @@ fn action_of(
         ClientMessage::OfferDraw { .. } => Action::OfferDraw,
         ClientMessage::DeclineDraw { .. } => Action::DeclineDraw,
         ClientMessage::Claim { text, .. } => Action::Claim(text),
-        ClientMessage::Chat { text, channel, .. } => Action::Chat {
-            channel,
-            text,
-            speaker: speaker(),
-        },
+        ClientMessage::Chat { text, channel, .. } => chat(ChatAction::Say { channel, text }),
         ClientMessage::Mute {
             seat, name, muted, ..
-        } => Action::Mute {
+        } => chat(ChatAction::Mute {
             target: hakem_protocol::ChatMute { seat, name },
             muted,
-            speaker: speaker(),
-        },
-        ClientMessage::SetChat { enabled, .. } => Action::SetChat {
-            enabled,
-            speaker: speaker(),
-        },
+        }),
+        ClientMessage::SetChat { enabled, .. } => chat(ChatAction::Switch(enabled)),
         ClientMessage::Warn { seat, reason, .. } => Action::Arbiter(Command::Warn { seat, reason }),
         ClientMessage::ResolveClaim {
             claim,

@@ -131,8 +131,8 @@ struct Room {
     /// What spectators are shown when they see the match late, until the round is over.
     delayed: Option<Delayed<Encoded>>,
     rematch: Rematch,
-    /// The chat, read from the store when first needed.
-    chat: Option<Chat>,
+    /// The chat, read from the store when first needed (boxed: most rooms never need it).
+    chat: Option<Box<Chat>>,
 }
 
 /// A rematch of the finished round: offers, then the match both asked for.
@@ -401,7 +401,7 @@ impl Room {
 
     async fn on_command(&mut self, command: RoomCommand) {
         match command {
-            RoomCommand::Join(join) => self.join(join).await,
+            RoomCommand::Join(join) => self.join(*join).await,
             RoomCommand::Leave { conn } => {
                 self.dropped.push(conn);
                 self.settle_dropped().await;
@@ -535,7 +535,7 @@ impl Room {
             },
             None => None,
         };
-        self.chat = Some(chat::restored(stored, default_on));
+        self.chat = Some(Box::new(chat::restored(stored, default_on)));
     }
 
     /// What the chat knows of this match.
@@ -543,6 +543,38 @@ impl Room {
         chat::Match {
             players: &self.round.config().players,
             accounts: &self.tokens.accounts,
+        }
+    }
+
+    async fn chat_request(
+        &mut self,
+        conn: ConnId,
+        outbox: &Outbox,
+        re: Option<RequestId>,
+        request: super::ChatRequest,
+    ) {
+        use super::ChatAction;
+        let speaker = &request.speaker;
+        match request.action {
+            ChatAction::Say { channel, text } => {
+                self.say(conn, outbox, re, channel, &text, speaker).await
+            }
+            ChatAction::Mute { target, muted } => match chat::mute_target(target) {
+                Ok(target) => {
+                    self.moderate(conn, outbox, re, speaker, |settings| {
+                        settings.set_muted(target, muted)
+                    })
+                    .await
+                }
+                Err(message) => self.refuse(outbox, re, ErrorCode::BadRequest, &message),
+            },
+            ChatAction::Switch(enabled) => {
+                self.moderate(conn, outbox, re, speaker, |settings| {
+                    settings.enabled = enabled;
+                    Ok(())
+                })
+                .await
+            }
         }
     }
 
@@ -836,7 +868,7 @@ impl Room {
             }
         }
         if chat {
-            self.load_chat().await;
+            Box::pin(self.load_chat()).await;
             if let (Some(member), Some(chat)) = (self.members.get(&conn), &self.chat) {
                 let reader = chat::Someone {
                     role,
@@ -920,37 +952,9 @@ impl Room {
     ) {
         let role = self.members.get(&conn).map(|member| member.role);
         let action = match action {
-            Action::Chat {
-                channel,
-                text,
-                speaker,
-            } => {
-                return self.say(conn, outbox, re, channel, &text, &speaker).await;
-            }
-            Action::Mute {
-                target,
-                muted,
-                speaker,
-            } => {
-                let target = match chat::mute_target(target) {
-                    Ok(target) => target,
-                    Err(message) => {
-                        return self.refuse(outbox, re, ErrorCode::BadRequest, &message)
-                    }
-                };
-                return self
-                    .moderate(conn, outbox, re, &speaker, |settings| {
-                        settings.set_muted(target, muted)
-                    })
-                    .await;
-            }
-            Action::SetChat { enabled, speaker } => {
-                return self
-                    .moderate(conn, outbox, re, &speaker, |settings| {
-                        settings.enabled = enabled;
-                        Ok(())
-                    })
-                    .await;
+            // Boxed, as every rarely taken path of the room: its future stays small.
+            Action::Chat(request) => {
+                return Box::pin(self.chat_request(conn, outbox, re, *request)).await
             }
             action => action,
         };
@@ -1253,8 +1257,6 @@ fn player_command(seat: hakem_protocol::Seat, action: Action) -> Option<Command>
         Action::OfferDraw => Command::OfferDraw { seat },
         Action::DeclineDraw => Command::DeclineDraw { seat },
         Action::Claim(text) => Command::Claim { seat, text },
-        Action::Arbiter(_) | Action::Chat { .. } | Action::Mute { .. } | Action::SetChat { .. } => {
-            return None
-        }
+        Action::Arbiter(_) | Action::Chat(_) => return None,
     })
 }

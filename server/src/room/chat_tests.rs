@@ -8,7 +8,7 @@ use hakem_round::{MatchConfig, Round};
 
 use super::chat::Speaker;
 use super::test_support::{act, join, settle, tokens, Member};
-use super::{Action, Credential, RoomHandle, RoomSettings, Rooms, Start};
+use super::{Action, ChatAction, ChatRequest, Credential, RoomHandle, RoomSettings, Rooms, Start};
 
 fn start(rooms: &Arc<Rooms>, tournament: Option<&str>) -> RoomHandle {
     let mut config = MatchConfig::new("pente", None, 1, None, 3, PerSeat::default()).unwrap();
@@ -35,11 +35,13 @@ async fn enter(room: &RoomHandle, conn: u64, member: &Member, credential: Creden
 }
 
 fn say(text: &str) -> Action {
-    Action::Chat {
-        channel: None,
-        text: text.into(),
+    Action::Chat(Box::new(ChatRequest {
+        action: ChatAction::Say {
+            channel: None,
+            text: text.into(),
+        },
         speaker: Speaker::default(),
-    }
+    }))
 }
 
 fn refusal(member: &mut Member) -> Option<ErrorCode> {
@@ -61,10 +63,10 @@ fn heard(member: &mut Member) -> Vec<String> {
 }
 
 fn switch(enabled: bool) -> Action {
-    Action::SetChat {
-        enabled,
+    Action::Chat(Box::new(ChatRequest {
+        action: ChatAction::Switch(enabled),
         speaker: Speaker::default(),
-    }
+    }))
 }
 
 #[tokio::test(start_paused = true)]

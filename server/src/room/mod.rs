@@ -126,22 +126,37 @@ pub enum Action {
     DeclineDraw,
     Claim(String),
     Arbiter(Command),
-    Chat {
+    /// A chat message or the chat's moderation (boxed: rare, and larger than a move).
+    Chat(Box<ChatRequest>),
+}
+
+impl Action {
+    /// A message for the chat (as opposed to its moderation).
+    pub fn is_chat_message(&self) -> bool {
+        matches!(self, Action::Chat(request) if matches!(request.action, ChatAction::Say { .. }))
+    }
+}
+
+/// What a member asks of the chat, and who asks (checked by the session at that moment).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChatRequest {
+    pub action: ChatAction,
+    pub speaker: Speaker,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ChatAction {
+    Say {
         channel: Option<hakem_protocol::ChatChannel>,
         text: String,
-        speaker: Speaker,
     },
-    /// The arbiter's or the organizer's: mutes a seat or an account in the chat.
+    /// The arbiter's or the organizer's: mutes a seat or an account, or lets it write again.
     Mute {
         target: hakem_protocol::ChatMute,
         muted: bool,
-        speaker: Speaker,
     },
     /// The arbiter's or the organizer's: the chat on or off.
-    SetChat {
-        enabled: bool,
-        speaker: Speaker,
-    },
+    Switch(bool),
 }
 
 /// The tokens of a match, and the accounts seated in it.
@@ -378,7 +393,9 @@ pub fn summary_of_round(
 
 /// A request to a room.
 enum RoomCommand {
-    Join(Join),
+    /// Boxed: a join is rare and larger than the rest, and every queued command takes the
+    /// size of the largest.
+    Join(Box<Join>),
     Leave {
         conn: ConnId,
     },
@@ -444,7 +461,7 @@ impl RoomHandle {
     /// Enters the room: the room answers the member itself (`state` or events, then `ack`,
     /// or an error).
     pub async fn join(&self, join: Join) -> Result<(), Gone> {
-        self.send(RoomCommand::Join(join)).await
+        self.send(RoomCommand::Join(Box::new(join))).await
     }
 
     /// The connection leaves (or is gone); its seat's last connection leaving is announced.
