@@ -277,21 +277,40 @@ pub(crate) async fn ask(
     token: Option<&str>,
     message: ClientMessage,
 ) -> Result<ServerMessage, String> {
+    let mut replies = ask_each(server, token, vec![message]).await?;
+    Ok(replies.remove(0))
+}
+
+/// Sends requests one after another on one connection (after `hello` with `token`) and returns
+/// their replies, in order; the first refusal ends it.
+pub(crate) async fn ask_each(
+    server: &str,
+    token: Option<&str>,
+    messages: Vec<ClientMessage>,
+) -> Result<Vec<ServerMessage>, String> {
     let mut conn = match token {
         Some(token) => Connection::open_as(server, token).await,
         None => Connection::open(server).await,
     }
     .map_err(|e| e.0)?;
-    // Pairing a large round and creating its matches can take a while.
-    let reply = conn.request_within(message, PATIENCE).await;
-    let _ = tokio::time::timeout(std::time::Duration::from_secs(1), conn.close()).await;
-    match reply.map_err(|e| e.0)? {
-        Incoming::Message(ServerMessage::Error(error)) => {
-            Err(refusal(Incoming::Message(ServerMessage::Error(error))))
+    let mut replies = Vec::with_capacity(messages.len());
+    let mut outcome = Ok(());
+    for message in messages {
+        // Pairing a large round and creating its matches can take a while.
+        match conn.request_within(message, PATIENCE).await {
+            Ok(Incoming::Message(ServerMessage::Error(error))) => {
+                outcome = Err(refusal(Incoming::Message(ServerMessage::Error(error))));
+            }
+            Ok(Incoming::Message(message)) => replies.push(message),
+            Ok(other) => outcome = Err(refusal(other)),
+            Err(e) => outcome = Err(e.0),
         }
-        Incoming::Message(message) => Ok(message),
-        other => Err(refusal(other)),
+        if outcome.is_err() {
+            break;
+        }
     }
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(1), conn.close()).await;
+    outcome.map(|()| replies)
 }
 
 async fn ask_view(auth: &Authority, message: ClientMessage) -> Result<TournamentView, String> {

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::Args;
 use hakem_protocol::{ClientMessage, MatchStatus, MatchSummary, PlayerProfile, ServerMessage};
 
-use crate::organize::{ask, Server};
+use crate::organize::{ask_each, Server};
 use crate::session::FAILURE;
 use crate::view::format_points;
 
@@ -35,31 +35,30 @@ pub async fn run(args: PlayerArgs) -> ExitCode {
 }
 
 async fn page(args: &PlayerArgs) -> Result<(), String> {
-    let server = &args.server.server;
-    let profile = match ask(
-        server,
-        None,
-        ClientMessage::GetPlayer {
-            name: args.name.clone(),
-        },
-    )
-    .await?
-    {
-        ServerMessage::Player { profile, .. } => profile,
+    let mut asked = vec![ClientMessage::GetPlayer {
+        name: args.name.clone(),
+    }];
+    if !args.json {
+        asked.push(ClientMessage::ListMatches {
+            status: None,
+            limit: Some(LATEST),
+            before: None,
+            player: Some(args.name.clone()),
+        });
+    }
+    let mut replies = ask_each(&args.server.server, None, asked)
+        .await?
+        .into_iter();
+    let profile = match replies.next() {
+        Some(ServerMessage::Player { profile, .. }) => profile,
         other => return Err(format!("unexpected reply from the server: {other:?}")),
     };
     if args.json {
         println_or_quit!("{}", serde_json::to_string(&profile).unwrap_or_default());
         return Ok(());
     }
-    let list = ClientMessage::ListMatches {
-        status: None,
-        limit: Some(LATEST),
-        before: None,
-        player: Some(args.name.clone()),
-    };
-    let matches = match ask(server, None, list).await? {
-        ServerMessage::Matches { matches, .. } => matches,
+    let matches = match replies.next() {
+        Some(ServerMessage::Matches { matches, .. }) => matches,
         other => return Err(format!("unexpected reply from the server: {other:?}")),
     };
     println_or_quit!("{}", render(&profile, &matches).trim_end());

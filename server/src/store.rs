@@ -752,10 +752,6 @@ impl Store {
             "SELECT n, author, role, text, at_ms FROM chat_messages \
              WHERE match_id = $1 AND channel = $2 ORDER BY n DESC LIMIT $3",
         );
-        let count_sql = sql_for(
-            &self.db,
-            "SELECT COALESCE(MAX(n), 0) FROM chat_messages WHERE match_id = $1 AND channel = $2",
-        );
         let settings = on_db!(&self.db, pool => {
             match sqlx::query(&settings_sql)
                 .bind(match_id)
@@ -769,6 +765,8 @@ impl Store {
         let mut lines = Vec::new();
         let mut counts = Vec::new();
         for channel in [ChatChannel::Players, ChatChannel::Spectators] {
+            // Newest first: the first row's number is how many the channel has.
+            counts.push(0);
             on_db!(&self.db, pool => {
                 let rows = sqlx::query(&lines_sql)
                     .bind(match_id)
@@ -776,6 +774,9 @@ impl Store {
                     .bind(i64::from(limit))
                     .fetch_all(pool)
                     .await?;
+                if let Some(row) = rows.first() {
+                    *counts.last_mut().expect("pushed") = ms(row.try_get(0)?);
+                }
                 for row in rows {
                     let role: String = row.try_get(2)?;
                     let Some(role) = hakem_protocol::ChatRole::parse(&role) else {
@@ -791,13 +792,6 @@ impl Store {
                         at_ms: ms(row.try_get(4)?),
                     });
                 }
-                let count: i64 = sqlx::query(&count_sql)
-                    .bind(match_id)
-                    .bind(channel.as_str())
-                    .fetch_one(pool)
-                    .await?
-                    .try_get(0)?;
-                counts.push(ms(count));
             });
         }
         Ok(StoredChat {
@@ -1341,9 +1335,11 @@ fn sqlite_batch(matches: usize, events: usize, finished: usize, chat: usize) -> 
     sql
 }
 
-/// The same in one statement on PostgreSQL (its own transaction): the rows as arrays.
-const POSTGRES_BATCH: &str = "\
-WITH new_matches AS (
+/// The statements every PostgreSQL batch runs, as common table expressions (see below).
+macro_rules! postgres_batch {
+    ($($more:literal)?) => {
+        concat!(
+            "WITH new_matches AS (
     INSERT INTO matches (id, created_ms, spec, finished)
     SELECT id, created_ms, spec, 0 FROM UNNEST($1::text[], $2::bigint[], $3::text[])
         AS t(id, created_ms, spec)
@@ -1354,28 +1350,23 @@ WITH new_matches AS (
     UPDATE matches SET finished = 1, finished_ms = t.at_ms, summary = t.summary
     FROM UNNEST($8::text[], $9::bigint[], $10::text[]) AS t(id, at_ms, summary)
     WHERE matches.id = t.id
-)
-SELECT 1";
+)", $($more,)? "
+SELECT 1"
+        )
+    };
+}
+
+/// The same in one statement on PostgreSQL (its own transaction): the rows as arrays.
+const POSTGRES_BATCH: &str = postgres_batch!();
 
 /// [`POSTGRES_BATCH`] with chat messages too (a batch without any uses the one above).
-const POSTGRES_BATCH_WITH_CHAT: &str = "\
-WITH new_matches AS (
-    INSERT INTO matches (id, created_ms, spec, finished)
-    SELECT id, created_ms, spec, 0 FROM UNNEST($1::text[], $2::bigint[], $3::text[])
-        AS t(id, created_ms, spec)
-), new_events AS (
-    INSERT INTO events (match_id, seq, at_ms, frame)
-    SELECT * FROM UNNEST($4::text[], $5::bigint[], $6::bigint[], $7::text[])
-), ended AS (
-    UPDATE matches SET finished = 1, finished_ms = t.at_ms, summary = t.summary
-    FROM UNNEST($8::text[], $9::bigint[], $10::text[]) AS t(id, at_ms, summary)
-    WHERE matches.id = t.id
-), new_chat AS (
+const POSTGRES_BATCH_WITH_CHAT: &str = postgres_batch!(
+    ", new_chat AS (
     INSERT INTO chat_messages (match_id, channel, n, author, role, account, text, at_ms)
     SELECT * FROM UNNEST($11::text[], $12::text[], $13::bigint[], $14::text[], $15::text[],
         $16::text[], $17::text[], $18::bigint[])
-)
-SELECT 1";
+)"
+);
 
 /// Statements of a batch kept prepared at most (each is `SQLITE_ROWS` rows of one table).
 const KEPT_STATEMENTS: usize = 8;

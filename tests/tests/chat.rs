@@ -29,6 +29,23 @@ fn no_chat_frames(client: &Client) {
     assert!(seen.is_empty(), "{}: {seen:?}", client.name);
 }
 
+/// The texts of a list of chat lines (`chat_history.lines`, an export's `chat`), in order.
+fn texts(lines: &Value) -> Vec<&Value> {
+    lines
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| &l["text"])
+        .collect()
+}
+
+/// A chat message that must be refused with `code`.
+async fn refused_to_say(client: &mut Client, id: &str, text: &str, code: &str) -> Value {
+    client
+        .refused(json!({"type": "chat", "match": id, "text": text}), code)
+        .await
+}
+
 async fn say(client: &mut Client, id: &str, text: &str) -> Value {
     client
         .request(json!({"type": "chat", "match": id, "text": text}))
@@ -95,12 +112,7 @@ async fn chat_on_both_databases(database: Database) {
         (&json!("spectators"), &json!("zeynep"), &json!(1))
     );
     assert_eq!(chat(&mut guest).await["text"], "güzel hamle");
-    guest
-        .refused(
-            json!({"type": "chat", "match": m.id, "text": "hi"}),
-            "forbidden",
-        )
-        .await;
+    refused_to_say(&mut guest, &m.id, "hi", "forbidden").await;
     // Each writes in its own channel.
     p1.refused(
         json!({"type": "chat", "match": m.id, "text": "psst", "channel": "spectators"}),
@@ -121,12 +133,7 @@ async fn chat_on_both_databases(database: Database) {
         .await;
     let history = ayse_watching.find(|f| f["type"] == "chat_history").await;
     assert_eq!(history["lines"], json!([]), "{history}");
-    ayse_watching
-        .refused(
-            json!({"type": "chat", "match": m.id, "text": "ipucu?"}),
-            "forbidden",
-        )
-        .await;
+    refused_to_say(&mut ayse_watching, &m.id, "ipucu?", "forbidden").await;
     // The arbiter writes in either.
     arbiter
         .accepted(json!({"type": "chat", "match": m.id, "text": "sessiz lütfen", "channel": "spectators"}))
@@ -156,11 +163,7 @@ async fn chat_on_both_databases(database: Database) {
         let reply = say(&mut p2, &m.id, &format!("hızlı {i}")).await;
         assert_eq!(reply["type"], "ack", "{reply}");
     }
-    p2.refused(
-        json!({"type": "chat", "match": m.id, "text": "one more"}),
-        "rate_limited",
-    )
-    .await;
+    refused_to_say(&mut p2, &m.id, "one more", "rate_limited").await;
 
     // Moderation is the arbiter's and the organizer's.
     p1.refused(
@@ -182,20 +185,11 @@ async fn chat_on_both_databases(database: Database) {
     );
     let settings = arbiter.find(|f| f["type"] == "chat_settings").await;
     assert_eq!(settings["mutes"], json!([{"seat": "p1"}]));
-    p1.refused(
-        json!({"type": "chat", "match": m.id, "text": "but"}),
-        "forbidden",
-    )
-    .await;
+    refused_to_say(&mut p1, &m.id, "but", "forbidden").await;
     arbiter
         .accepted(json!({"type": "mute", "match": m.id, "name": "zeynep"}))
         .await;
-    zeynep
-        .refused(
-            json!({"type": "chat", "match": m.id, "text": "hey"}),
-            "forbidden",
-        )
-        .await;
+    refused_to_say(&mut zeynep, &m.id, "hey", "forbidden").await;
     arbiter
         .accepted(json!({"type": "mute", "match": m.id, "seat": "p1", "muted": false}))
         .await;
@@ -204,11 +198,7 @@ async fn chat_on_both_databases(database: Database) {
     arbiter
         .accepted(json!({"type": "set_chat", "match": m.id, "enabled": false}))
         .await;
-    p1.refused(
-        json!({"type": "chat", "match": m.id, "text": "hello?"}),
-        "forbidden",
-    )
-    .await;
+    refused_to_say(&mut p1, &m.id, "hello?", "forbidden").await;
     organizer
         .accepted(json!({"type": "watch", "match": m.id}))
         .await;
@@ -256,25 +246,15 @@ async fn chat_on_both_databases(database: Database) {
         .await;
     let history = zeynep.find(|f| f["type"] == "chat_history").await;
     assert_eq!(history["muted"], true, "still muted: {history}");
-    let texts: Vec<&Value> = history["lines"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|l| &l["text"])
-        .collect();
-    assert_eq!(texts, [&json!("güzel hamle"), &json!("sessiz lütfen")]);
+    let said = texts(&history["lines"]);
+    assert_eq!(said, [&json!("güzel hamle"), &json!("sessiz lütfen")]);
 
     // The writer's own data lists what it wrote, and only that.
     let bearer = format!("Authorization: Bearer {ayse_token}");
     let (status, _, body) = server.get_with("/api/account/export", &[&bearer]);
     assert_eq!(status, 200, "{body}");
     let export: Value = serde_json::from_str(&body).unwrap();
-    let written: Vec<&Value> = export["chat"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|l| &l["text"])
-        .collect();
+    let written = texts(&export["chat"]);
     assert_eq!(
         written,
         [&json!("merhaba, iyi oyunlar"), &json!("tekrar merhaba")]
@@ -372,12 +352,7 @@ async fn a_finished_match_keeps_its_chat_until_its_room_retires_then_shows_it() 
     assert_eq!(reply["type"], "ack", "{reply}");
     // Once the room has retired the chat is closed, and nothing is brought back for it.
     tokio::time::sleep(std::time::Duration::from_millis(2_500)).await;
-    let refusal = p2
-        .refused(
-            json!({"type": "chat", "match": m.id, "text": "hâlâ burada mısın?"}),
-            "forbidden",
-        )
-        .await;
+    let refusal = refused_to_say(&mut p2, &m.id, "hâlâ burada mısın?", "forbidden").await;
     assert!(
         refusal["message"].as_str().unwrap().contains("closed"),
         "{refusal}"
@@ -392,11 +367,6 @@ async fn a_finished_match_keeps_its_chat_until_its_room_retires_then_shows_it() 
         history["enabled"], false,
         "read, no longer written: {history}"
     );
-    let texts: Vec<&Value> = history["lines"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|l| &l["text"])
-        .collect();
-    assert_eq!(texts, [&json!("iyi oyundu")], "{history}");
+    let said = texts(&history["lines"]);
+    assert_eq!(said, [&json!("iyi oyundu")], "{history}");
 }

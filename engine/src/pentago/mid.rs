@@ -1015,10 +1015,11 @@ mod tests {
         assert!(counts.iter().all(|&c| c >= 15), "{counts:?}");
     }
 
-    #[test]
-    fn agrees_with_the_classic_vectors() {
+    /// The classic lines of the solver vectors with at least `marbles` marbles: the line's
+    /// number, the position, its value and every best move.
+    fn classic_vectors(marbles: u32) -> Vec<(usize, Position, &'static str, Vec<Move>)> {
         let text = include_str!("../../../games/tests/vectors/pentago/solve.tsv");
-        let mut checked = 0;
+        let mut out = Vec::new();
         for (i, line) in text.lines().enumerate() {
             let f: Vec<&str> = line.split('\t').collect();
             if f[0] != "classic" {
@@ -1028,21 +1029,35 @@ mod tests {
             for token in f[1].split_whitespace() {
                 position.play_str(token).expect("legal");
             }
-            // Larger ones are for the release example (solve_vectors --mid).
-            if position.marbles() < 22 {
+            if position.marbles() < marbles {
                 continue;
             }
-            let mid = solve(&position, Budget::unlimited())
-                .expect("supported")
-                .expect("solved");
-            assert_eq!(mid.value.as_str(), f[2], "line {}", i + 1);
-            let listed: Vec<Move> = f[3]
+            let best = f[3]
                 .split_whitespace()
                 .map(|t| Move::parse(t).unwrap())
                 .collect();
-            assert_eq!(mid.best, listed, "line {}", i + 1);
-            checked += 1;
+            out.push((i + 1, position, f[2], best));
         }
+        out
+    }
+
+    /// The midgame solver's value and best moves of each vector with `marbles` or more.
+    fn check_classic_vectors(marbles: u32) -> usize {
+        let vectors = classic_vectors(marbles);
+        for (line, position, value, best) in &vectors {
+            let mid = solve(position, Budget::unlimited())
+                .expect("supported")
+                .expect("solved");
+            assert_eq!(mid.value.as_str(), *value, "line {line}");
+            assert_eq!(&mid.best, best, "line {line}");
+        }
+        vectors.len()
+    }
+
+    #[test]
+    fn agrees_with_the_classic_vectors() {
+        // Larger ones are for the release test below and the example (solve_vectors --mid).
+        let checked = check_classic_vectors(22);
         assert!(checked >= 40, "{checked}");
     }
 
@@ -1115,24 +1130,7 @@ mod tests {
     #[test]
     #[ignore]
     fn big_positions_agree_with_the_search() {
-        let text = include_str!("../../../games/tests/vectors/pentago/solve.tsv");
-        for (i, line) in text.lines().enumerate() {
-            let f: Vec<&str> = line.split('\t').collect();
-            if f[0] != "classic" {
-                continue;
-            }
-            let mut position = Position::new(Rules::classic());
-            for token in f[1].split_whitespace() {
-                position.play_str(token).expect("legal");
-            }
-            let mid = solve(&position, Budget::unlimited()).unwrap().unwrap();
-            assert_eq!(mid.value.as_str(), f[2], "line {}", i + 1);
-            let listed: Vec<Move> = f[3]
-                .split_whitespace()
-                .map(|t| Move::parse(t).unwrap())
-                .collect();
-            assert_eq!(mid.best, listed, "line {}", i + 1);
-        }
+        check_classic_vectors(0);
         // 18 to 22 marbles: what the search proves within its budget, the search's best move
         // among the midgame solver's.
         let mut seed = 0xb16_b055u64;

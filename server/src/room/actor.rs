@@ -554,14 +554,34 @@ impl Room {
         request: super::ChatRequest,
     ) {
         use super::ChatAction;
-        let speaker = &request.speaker;
+        let Some(role) = self.members.get(&conn).map(|m| m.role) else {
+            return self.refuse(
+                outbox,
+                re,
+                ErrorCode::Forbidden,
+                "join or watch the match first",
+            );
+        };
+        self.load_chat().await;
+        if self.chat.is_none() {
+            return self.refuse(
+                outbox,
+                re,
+                ErrorCode::Internal,
+                "the chat could not be read; try again",
+            );
+        }
+        let someone = chat::Someone {
+            role,
+            speaker: &request.speaker,
+        };
         match request.action {
             ChatAction::Say { channel, text } => {
-                self.say(conn, outbox, re, channel, &text, speaker).await
+                self.say(someone, outbox, re, channel, &text).await
             }
             ChatAction::Mute { target, muted } => match chat::mute_target(target) {
                 Ok(target) => {
-                    self.moderate(conn, outbox, re, speaker, |settings| {
+                    self.moderate(someone, outbox, re, |settings| {
                         settings.set_muted(target, muted)
                     })
                     .await
@@ -569,7 +589,7 @@ impl Room {
                 Err(message) => self.refuse(outbox, re, ErrorCode::BadRequest, &message),
             },
             ChatAction::Switch(enabled) => {
-                self.moderate(conn, outbox, re, speaker, |settings| {
+                self.moderate(someone, outbox, re, |settings| {
                     settings.enabled = enabled;
                     Ok(())
                 })
@@ -582,36 +602,18 @@ impl Room {
     /// channel.
     async fn say(
         &mut self,
-        conn: ConnId,
+        someone: chat::Someone<'_>,
         outbox: &Outbox,
         re: Option<RequestId>,
         channel: Option<hakem_protocol::ChatChannel>,
         text: &str,
-        speaker: &Speaker,
     ) {
-        let Some(role) = self.members.get(&conn).map(|m| m.role) else {
-            return self.refuse(
-                outbox,
-                re,
-                ErrorCode::Forbidden,
-                "join or watch the match first",
-            );
-        };
-        self.load_chat().await;
-        let someone = chat::Someone { role, speaker };
         let config = self.round.config();
         let game = chat::Match {
             players: &config.players,
             accounts: &self.tokens.accounts,
         };
-        let Some(chat) = &mut self.chat else {
-            return self.refuse(
-                outbox,
-                re,
-                ErrorCode::Internal,
-                "the chat could not be read; try again",
-            );
-        };
+        let Some(chat) = &mut self.chat else { return };
         let written = chat.write(
             someone,
             game,
@@ -685,43 +687,16 @@ impl Room {
         }
     }
 
-    /// The chat as `member` is told it: on or off, whether it is muted, and (for those who
-    /// moderate) the mutes.
-    fn chat_settings(
-        &self,
-        chat: &Chat,
-        member: &Member,
-    ) -> (bool, bool, Option<Vec<hakem_protocol::ChatMute>>) {
-        let someone = chat::Someone {
-            role: member.role,
-            speaker: &member.speaker,
-        };
-        (
-            chat.settings.enabled,
-            chat.is_muted(someone, self.chat_match()),
-            chat::moderates(someone).then(|| chat.settings.mutes.clone()),
-        )
-    }
-
     /// The arbiter's or the organizer's change of the chat's settings: made on a copy, stored,
     /// then taken and told to every member that reads the chat.
     async fn moderate(
         &mut self,
-        conn: ConnId,
+        someone: chat::Someone<'_>,
         outbox: &Outbox,
         re: Option<RequestId>,
-        speaker: &Speaker,
         change: impl FnOnce(&mut chat::Settings) -> Result<(), String>,
     ) {
-        let Some(role) = self.members.get(&conn).map(|m| m.role) else {
-            return self.refuse(
-                outbox,
-                re,
-                ErrorCode::Forbidden,
-                "join or watch the match first",
-            );
-        };
-        if !chat::moderates(chat::Someone { role, speaker }) {
+        if !chat::moderates(someone) {
             return self.refuse(
                 outbox,
                 re,
@@ -729,15 +704,7 @@ impl Room {
                 "only the arbiter or the organizer moderates the chat",
             );
         }
-        self.load_chat().await;
-        let Some(chat) = &self.chat else {
-            return self.refuse(
-                outbox,
-                re,
-                ErrorCode::Internal,
-                "the chat could not be read; try again",
-            );
-        };
+        let Some(chat) = &self.chat else { return };
         let mut next = chat.settings.clone();
         if let Err(message) = change(&mut next) {
             return self.refuse(outbox, re, ErrorCode::BadRequest, &message);
@@ -759,15 +726,18 @@ impl Room {
         }
         let Some(chat) = &mut self.chat else { return };
         chat.settings = next;
-        let Some(chat) = &self.chat else { return };
+        let game = chat::Match {
+            players: &self.round.config().players,
+            accounts: &self.tokens.accounts,
+        };
         for member in self.members.values().filter(|member| member.chat) {
-            let (enabled, muted, mutes) = self.chat_settings(chat, member);
-            member.outbox.send_message(&ServerMessage::ChatSettings {
-                match_id: self.id.to_string(),
-                enabled,
-                muted,
-                mutes,
-            });
+            let reader = chat::Someone {
+                role: member.role,
+                speaker: &member.speaker,
+            };
+            member
+                .outbox
+                .send_message(&chat.settings_message(&self.id, reader, game));
         }
         self.ack(outbox, re);
     }

@@ -303,6 +303,22 @@ impl Chat {
         }
     }
 
+    /// The settings as `someone` is told them when they change: as in [`Chat::history`],
+    /// without the messages.
+    pub fn settings_message(
+        &self,
+        match_id: &str,
+        someone: Someone<'_>,
+        game: Match<'_>,
+    ) -> ServerMessage {
+        ServerMessage::ChatSettings {
+            match_id: match_id.to_string(),
+            enabled: self.settings.enabled,
+            muted: self.is_muted(someone, game),
+            mutes: moderates(someone).then(|| self.settings.mutes.clone()),
+        }
+    }
+
     /// A stored message, kept for members who come in.
     pub fn keep(&mut self, line: ChatLine) {
         let kept = self.recent.get_mut(line.channel);

@@ -4,27 +4,16 @@
 use std::sync::Arc;
 
 use hakem_protocol::{ErrorCode, PerSeat, ServerMessage};
-use hakem_round::{MatchConfig, Round};
+use hakem_round::MatchConfig;
 
 use super::chat::Speaker;
-use super::test_support::{act, join, settle, tokens, Member};
-use super::{Action, ChatAction, ChatRequest, Credential, RoomHandle, RoomSettings, Rooms, Start};
+use super::test_support::{self, act, join, settle, Member};
+use super::{Action, ChatAction, ChatRequest, Credential, RoomHandle, RoomSettings, Rooms};
 
 fn start(rooms: &Arc<Rooms>, tournament: Option<&str>) -> RoomHandle {
     let mut config = MatchConfig::new("pente", None, 1, None, 3, PerSeat::default()).unwrap();
     config.tournament = tournament.map(str::to_string);
-    rooms.start(Start {
-        id: "m1".into(),
-        round: Round::new(config),
-        tokens: tokens(),
-        frames: Vec::new(),
-        times: Vec::new(),
-        created_ms: crate::wall_clock_ms(),
-        store: None,
-        finished: None,
-        settings: RoomSettings::default(),
-        spectator_delay: None,
-    })
+    test_support::start(rooms, config, RoomSettings::default(), None)
 }
 
 async fn enter(room: &RoomHandle, conn: u64, member: &Member, credential: Credential) {

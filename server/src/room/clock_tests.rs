@@ -10,7 +10,7 @@ use std::time::Duration;
 use hakem_protocol::{ClockConfig, Event, PerSeat, Seat, ServerMessage, SpectatorDelay};
 use hakem_round::{MatchConfig, Round};
 
-use super::test_support::{act, event_kinds, join, settle, tokens, Member};
+use super::test_support::{self, act, event_kinds, join, settle, tokens, Member};
 use super::{Action, Credential, RoomHandle, RoomSettings, Rooms, Start};
 use crate::outbox::Outgoing;
 
@@ -29,18 +29,7 @@ fn start_delayed(
     spectator_delay: Option<SpectatorDelay>,
 ) -> RoomHandle {
     let config = MatchConfig::new("pentago", None, 3, clock, 3, PerSeat::default()).unwrap();
-    rooms.start(Start {
-        id: "m1".into(),
-        round: Round::new(config),
-        tokens: tokens(),
-        frames: Vec::new(),
-        times: Vec::new(),
-        created_ms: crate::wall_clock_ms(),
-        store: None,
-        finished: None,
-        settings,
-        spectator_delay,
-    })
+    test_support::start(rooms, config, settings, spectator_delay)
 }
 
 async fn seated(rooms: &Arc<Rooms>, clock: ClockConfig) -> (RoomHandle, Member, Member) {

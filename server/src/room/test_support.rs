@@ -4,7 +4,12 @@
 use hakem_protocol::{PerSeat, ServerMessage};
 use tokio::sync::mpsc;
 
-use super::{Action, Credential, Join, RoomHandle, Tokens};
+use std::sync::Arc;
+
+use hakem_protocol::SpectatorDelay;
+use hakem_round::{MatchConfig, Round};
+
+use super::{Action, Credential, Join, RoomHandle, RoomSettings, Rooms, Start, Tokens};
 use crate::outbox::{Outbox, Outgoing};
 
 pub struct Member {
@@ -91,4 +96,25 @@ pub async fn act(room: &RoomHandle, conn: u64, member: &Member, action: Action) 
     .await
     .unwrap();
     settle().await;
+}
+
+/// A room of match `m1` with no store: memory is its whole history.
+pub fn start(
+    rooms: &Arc<Rooms>,
+    config: MatchConfig,
+    settings: RoomSettings,
+    spectator_delay: Option<SpectatorDelay>,
+) -> RoomHandle {
+    rooms.start(Start {
+        id: "m1".into(),
+        round: Round::new(config),
+        tokens: tokens(),
+        frames: Vec::new(),
+        times: Vec::new(),
+        created_ms: crate::wall_clock_ms(),
+        store: None,
+        finished: None,
+        settings,
+        spectator_delay,
+    })
 }
