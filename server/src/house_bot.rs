@@ -13,7 +13,7 @@ use hakem_protocol::{MatchStatus, Seat, ServerMessage};
 use tokio::sync::mpsc;
 
 use crate::outbox::{Outbox, Outgoing};
-use crate::room::{Action, Credential, Join, RoomHandle};
+use crate::room::{Action, Credential, Join, LocalRoom};
 
 /// Connection ids for house bots count down from the top, away from real connections.
 const FIRST_BOT_CONN: u64 = u64::MAX / 2;
@@ -23,7 +23,7 @@ const THINK: Duration = Duration::from_millis(800);
 
 /// Seats a house bot of `level` at `seat` (holding `token`) and plays until the round ends.
 pub fn spawn(
-    room: RoomHandle,
+    room: LocalRoom,
     seat: Seat,
     token: String,
     game: GameKind,
@@ -40,7 +40,7 @@ pub fn spawn(
 }
 
 async fn play(
-    room: RoomHandle,
+    room: LocalRoom,
     conn: u64,
     seat: Seat,
     token: String,

@@ -31,7 +31,7 @@ pub fn router(app: Arc<App>, metrics: Option<PrometheusHandle>) -> Router {
             }),
         )
         .route("/ws", get(websocket))
-        .route("/healthz", get(|| async { Json(json!({"status": "ok"})) }))
+        .route("/healthz", get(healthz))
         .route("/api/matches", get(list_matches))
         .route("/api/matches/{id}", get(match_state))
         .route("/api/matches/{id}/record", get(match_record))
@@ -143,6 +143,26 @@ async fn list_matches(
     {
         Ok(page) => page_json(page),
         Err(message) => bad_request(&message),
+    }
+}
+
+/// `ok`; a node of a cluster says whether it is in it (503 while it is not: a load balancer
+/// sends it no one).
+async fn healthz(State(app): State<Arc<App>>) -> Response {
+    match app.cluster() {
+        None => Json(json!({"status": "ok"})).into_response(),
+        Some(cluster) => {
+            let joined = cluster.is_joined();
+            let body = Json(json!({
+                "status": if joined { "ok" } else { "out_of_cluster" },
+                "cluster": cluster.health(),
+            }));
+            if joined {
+                body.into_response()
+            } else {
+                (StatusCode::SERVICE_UNAVAILABLE, body).into_response()
+            }
+        }
     }
 }
 

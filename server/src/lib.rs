@@ -8,6 +8,7 @@
 mod accounts;
 mod analysis;
 mod archive;
+pub mod cluster;
 mod export;
 pub mod guard;
 mod house_bot;
@@ -40,7 +41,7 @@ use crate::accounts::{Accounts, SeatNotice};
 use crate::archive::Archived;
 pub use crate::logins::Registration;
 pub use crate::room::RoomSettings;
-use crate::room::{FinishSink, RoomHandle, Rooms, Start, Tokens};
+use crate::room::{FinishSink, LocalRoom, RoomHandle, Rooms, Start, Tokens};
 use crate::store::Store;
 use crate::tokens::new_id;
 pub use crate::tokens::new_token;
@@ -69,6 +70,8 @@ pub struct App {
     /// Rooms report finished rounds here; the tournaments and the ratings listen.
     finished: FinishSink,
     finished_rx: std::sync::Mutex<Option<tokio::sync::mpsc::UnboundedReceiver<room::Finished>>>,
+    /// This node's place in a cluster, if it runs in one.
+    cluster: std::sync::OnceLock<Arc<cluster::Cluster>>,
 }
 
 /// What a connection may do before the server stops listening to it.
@@ -195,7 +198,136 @@ impl App {
             analyses: analysis::Analyses::default(),
             finished,
             finished_rx: std::sync::Mutex::new(Some(finished_rx)),
+            cluster: std::sync::OnceLock::new(),
         })
+    }
+
+    /// Runs this server as a node of `cluster`: rooms are taken and routed by it from now on.
+    pub async fn join_cluster(
+        self: &Arc<App>,
+        cluster: Arc<cluster::Cluster>,
+    ) -> Result<(), String> {
+        if !self.store.as_ref().is_some_and(Store::is_postgres) {
+            return Err(
+                "a cluster's nodes share one PostgreSQL database (--database postgres://...)"
+                    .into(),
+            );
+        }
+        self.rooms.on_retire(cluster.clone());
+        let _ = self.cluster.set(cluster.clone());
+        cluster.run(self).await
+    }
+
+    pub fn cluster(&self) -> Option<&Arc<cluster::Cluster>> {
+        self.cluster.get()
+    }
+
+    /// Ends a room here at once, writing nothing more (another node owns it now).
+    pub(crate) fn abdicate(&self, match_id: &str, why: &'static str) {
+        if let Some(room) = self.rooms.get(match_id) {
+            tokio::spawn(async move { room.abdicate(why).await });
+        }
+    }
+
+    /// Stops a room here before its lease is let go, as the node stops: its writes are done
+    /// when this returns.
+    pub(crate) async fn hand_over(&self, match_id: &str) {
+        if let Some(room) = self.rooms.get(match_id) {
+            room.abdicate("the server is stopping: reconnect").await;
+        }
+    }
+
+    /// Starts the room of a stored match that is not finished (a node taking it over);
+    /// false if the match is finished. Running clocks are charged up to `alive_ms`.
+    pub(crate) async fn restore_match(
+        &self,
+        match_id: &str,
+        alive_ms: Option<u64>,
+    ) -> Result<bool, String> {
+        let Some(store) = &self.store else {
+            return Ok(false);
+        };
+        let Some(stored) = store.load(match_id).await.map_err(|e| e.to_string())? else {
+            return Err(format!("no match {match_id} in the store"));
+        };
+        if stored.finished {
+            return Ok(false);
+        }
+        let created_ms = stored.created_ms;
+        let (spec, replayed) = room::replay(stored, alive_ms)?;
+        self.archive.forget(match_id);
+        let tokens = Tokens::of_spec(&spec);
+        self.seat_accounts(match_id, &spec.game, &spec.variant, &tokens);
+        let start = Start {
+            id: match_id.to_string(),
+            round: replayed.round,
+            tokens,
+            frames: replayed.frames,
+            times: replayed.times,
+            created_ms,
+            store: Some(store.clone()),
+            finished: Some(self.finished.clone()),
+            settings: self.room_settings,
+            spectator_delay: spec.spectator_delay,
+        };
+        self.start_room(start, spec.house_bot);
+        Ok(true)
+    }
+
+    /// The lines of the live matches of this node.
+    pub(crate) fn local_summaries(&self) -> Vec<MatchSummary> {
+        self.rooms
+            .handles()
+            .iter()
+            .map(LocalRoom::summary)
+            .filter(|s| s.status != MatchStatus::Finished)
+            .collect()
+    }
+
+    /// In a cluster: the room of a match not running here, at the node that owns it, or
+    /// taken here if nobody does (its owner died, or it was let go).
+    async fn find_in_cluster(&self, match_id: &str) -> Option<RoomHandle> {
+        let cluster = self.cluster()?.clone();
+        if !cluster::valid_key(match_id) {
+            return None;
+        }
+        // A room retiring here still holds its lease for a moment.
+        for _ in 0..100 {
+            if let Some(room) = self.live(match_id) {
+                return Some(RoomHandle::Local(room));
+            }
+            let lease = cluster.lease(match_id).await;
+            match &lease {
+                Some(lease) if lease.incarnation == cluster.incarnation() => {
+                    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                    continue;
+                }
+                Some(lease) if cluster.is_alive(&lease.incarnation).await => {
+                    return Some(RoomHandle::Remote(cluster::route::RemoteRoom::new(
+                        cluster.clone(),
+                        lease.incarnation.clone(),
+                        match_id,
+                    )));
+                }
+                _ => {}
+            }
+            let store = self.store.as_ref()?;
+            let live = matches!(store.load(match_id).await, Ok(Some(stored)) if !stored.finished);
+            if !live {
+                return None;
+            }
+            match cluster.take(self, store, match_id, lease).await {
+                Ok(()) => {}
+                Err(cluster::TakeError::Taken) => {
+                    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                }
+                Err(cluster::TakeError::Failed(e)) => {
+                    tracing::warn!(%match_id, error = %e, "cluster: room not taken");
+                    return None;
+                }
+            }
+        }
+        None
     }
 
     pub fn store(&self) -> Option<&Store> {
@@ -268,6 +400,14 @@ impl App {
 
     /// Loads the accounts from the store.
     pub async fn load_accounts(&self) -> Result<usize, String> {
+        let count = self.refresh_accounts().await?;
+        ratings::Ratings::load(self).await?;
+        Ok(count)
+    }
+
+    /// Reads the accounts and their sessions from the store again (a cluster's nodes learn
+    /// so of the accounts made, changed or logged in at the others).
+    pub(crate) async fn refresh_accounts(&self) -> Result<usize, String> {
         let Some(store) = &self.store else {
             return Ok(0);
         };
@@ -287,7 +427,6 @@ impl App {
             // Stored sessions are never more than an account keeps.
             let _ = self.accounts.add_session(session, &name);
         }
-        ratings::Ratings::load(self).await?;
         Ok(all.len())
     }
 
@@ -351,7 +490,7 @@ impl App {
         }
     }
 
-    fn start_room(&self, start: Start, house_bot: Option<hakem_protocol::HouseBot>) -> RoomHandle {
+    fn start_room(&self, start: Start, house_bot: Option<hakem_protocol::HouseBot>) -> LocalRoom {
         let config = start.round.config().clone();
         let tokens = start.tokens.clone();
         let handle = self.rooms.start(start);
@@ -407,8 +546,8 @@ impl App {
         self.next_conn.fetch_add(1, Ordering::Relaxed)
     }
 
-    /// The room of a live match (or of a finished one still in its grace).
-    pub(crate) fn live(&self, match_id: &str) -> Option<RoomHandle> {
+    /// The room of a live match on this node (or of a finished one still in its grace).
+    pub(crate) fn live(&self, match_id: &str) -> Option<LocalRoom> {
         self.rooms.get(match_id)
     }
 
@@ -445,6 +584,9 @@ impl App {
     /// Where a match is: its live room, or the store.
     pub(crate) async fn find(&self, match_id: &str) -> Option<Found> {
         if let Some(room) = self.live(match_id) {
+            return Some(Found::Live(RoomHandle::Local(room)));
+        }
+        if let Some(room) = self.find_in_cluster(match_id).await {
             return Some(Found::Live(room));
         }
         self.archived(match_id).await.map(Found::Archived)
@@ -454,7 +596,17 @@ impl App {
     /// claim against the last move, say); it retires again after the grace.
     pub(crate) async fn revive(&self, match_id: &str) -> Option<RoomHandle> {
         if let Some(room) = self.live(match_id) {
-            return Some(room);
+            return Some(RoomHandle::Local(room));
+        }
+        if let Some(cluster) = self.cluster() {
+            if let Some(room) = self.find_in_cluster(match_id).await {
+                return Some(room);
+            }
+            // Finished: taken here to be acted in, under a lease of its own.
+            let store = self.store.as_ref()?;
+            if cluster.claim_new(store, match_id).await.is_err() {
+                return self.find_in_cluster(match_id).await;
+            }
         }
         let store = self.store.as_ref()?;
         let stored = store.load(match_id).await.ok()??;
@@ -473,13 +625,13 @@ impl App {
             settings: self.room_settings,
             spectator_delay: spec.spectator_delay,
         };
-        Some(self.start_room(start, None))
+        Some(RoomHandle::Local(self.start_room(start, None)))
     }
 
     /// The spectator's state of a match, live or stored.
     pub async fn match_state(&self, match_id: &str) -> Option<MatchState> {
         match self.find(match_id).await? {
-            Found::Live(room) => Some(room.state()),
+            Found::Live(room) => room.state().await,
             Found::Archived(archived) => Some(archived.state()),
         }
     }
@@ -560,12 +712,12 @@ impl App {
         let (limit, before) = page_query(limit, before)?;
         match status {
             ListStatus::Live => {
-                let mut all: Vec<MatchSummary> = self
-                    .rooms
-                    .handles()
-                    .iter()
-                    .map(RoomHandle::summary)
-                    .filter(|s| s.status != MatchStatus::Finished)
+                let mut all = self.local_summaries();
+                if let Some(cluster) = self.cluster() {
+                    all.extend(cluster::route::remote_summaries(cluster).await);
+                }
+                let mut all: Vec<MatchSummary> = all
+                    .into_iter()
                     .filter(|s| match &before {
                         Some((ms, id)) => (s.created_ms.unwrap_or(0), &s.match_id) < (*ms, id),
                         None => true,
@@ -779,6 +931,12 @@ impl App {
             accounts: create.accounts.clone(),
         };
         let created_ms = wall_clock_ms();
+        if let (Some(cluster), Some(store)) = (self.cluster(), &self.store) {
+            cluster
+                .claim_new(store, &match_id)
+                .await
+                .map_err(CreateError::Store)?;
+        }
         if let Some(store) = &self.store {
             let mut spec = room::spec_of(&config, &tokens);
             spec.house_bot = create.house_bot;

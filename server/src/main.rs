@@ -132,6 +132,27 @@ struct Args {
     /// Logins and registrations from one address a minute (0: no limit).
     #[arg(long, env = "HAKEM_LOGINS_PER_MINUTE", default_value_t = 10)]
     logins_per_minute: u32,
+    /// Joins a cluster through this NATS server (`nats://host:4222`, several comma-separated):
+    /// rooms are then owned by one node at a time and reachable from every node. Needs a
+    /// PostgreSQL database shared by the nodes. Without it the server runs alone.
+    #[arg(long, env = "HAKEM_NATS", value_name = "URL")]
+    nats: Option<String>,
+    /// This node's name in the cluster (letters, digits, - and _) [default: the host name].
+    #[arg(long, env = "HAKEM_NODE")]
+    node: Option<String>,
+    /// Milliseconds after which a node that stopped renewing its lease is presumed dead and
+    /// its rooms are taken over by the others.
+    #[arg(long, env = "HAKEM_LEASE_TTL_MS", default_value_t = 3000)]
+    lease_ttl_ms: u64,
+}
+
+/// The host's name, as the node's name by default.
+fn host_name() -> String {
+    std::fs::read_to_string("/etc/hostname")
+        .ok()
+        .map(|name| name.trim().to_string())
+        .filter(|name| !name.is_empty())
+        .unwrap_or_else(|| "hakem".to_string())
 }
 
 /// Raises the soft open-file limit to the hard one (each connection is a descriptor) and
@@ -182,7 +203,11 @@ async fn main() -> std::process::ExitCode {
             None
         }
     };
-    let store = match hakem_server::store::Store::open(&args.database).await {
+    let node = args
+        .nats
+        .as_ref()
+        .map(|_| args.node.clone().unwrap_or_else(host_name));
+    let store = match hakem_server::store::Store::open_node(&args.database, node.as_deref()).await {
         Ok(store) => store,
         Err(e) => {
             eprintln!(
@@ -272,12 +297,30 @@ async fn main() -> std::process::ExitCode {
         eprintln!("hakem-server: cannot load accounts: {e}");
         return std::process::ExitCode::FAILURE;
     }
-    match app.restore_live_matches().await {
-        Ok(0) => {}
-        Ok(count) => tracing::info!(count, "live matches restored"),
-        Err(e) => {
-            eprintln!("hakem-server: cannot restore matches: {e}");
+    if let (Some(url), Some(node)) = (&args.nats, &node) {
+        // In a cluster, the live matches are taken by whichever node finds them orphaned.
+        let settings = hakem_server::cluster::Settings {
+            url: url.clone(),
+            node: node.clone(),
+            ttl: std::time::Duration::from_millis(args.lease_ttl_ms.clamp(500, 60_000)),
+        };
+        let joined = match hakem_server::cluster::Cluster::join(&settings).await {
+            Ok(cluster) => app.join_cluster(cluster).await,
+            Err(e) => Err(e),
+        };
+        if let Err(e) = joined {
+            eprintln!("hakem-server: cannot join the cluster: {e}");
             return std::process::ExitCode::FAILURE;
+        }
+        tracing::info!(%node, nats = %url, "joined the cluster");
+    } else {
+        match app.restore_live_matches().await {
+            Ok(0) => {}
+            Ok(count) => tracing::info!(count, "live matches restored"),
+            Err(e) => {
+                eprintln!("hakem-server: cannot restore matches: {e}");
+                return std::process::ExitCode::FAILURE;
+            }
         }
     }
     app.run_upkeep();
@@ -291,7 +334,15 @@ async fn main() -> std::process::ExitCode {
     }
     // The signal handlers are in place before the ready line: a SIGTERM sent as soon as the
     // line is read must stop the server cleanly, not kill it.
-    let shutdown = shutdown_signal();
+    let signal = shutdown_signal();
+    let stopping = app.clone();
+    let shutdown = async move {
+        signal.await;
+        // A node of a cluster hands its rooms over before it stops taking frames.
+        if let Some(cluster) = stopping.cluster() {
+            cluster.leave(&stopping).await;
+        }
+    };
     println!("hakem-server listening on http://{addr}");
     tracing::info!(%addr, "listening");
     match hakem_server::http::serve(listener, app, metrics, shutdown).await {

@@ -38,6 +38,9 @@ pub struct Kill {
 pub struct Ending {
     pub reason: &'static str,
     pub drain: bool,
+    /// Not the client's doing (its match moved to another node): closed as "going away",
+    /// and not counted against its address.
+    pub away: bool,
 }
 
 impl Kill {
@@ -58,6 +61,7 @@ impl Kill {
         self.reason.get().copied().unwrap_or(Ending {
             reason: "closed by the server",
             drain: false,
+            away: false,
         })
     }
 }
@@ -80,6 +84,17 @@ impl Outbox {
         self.kill.end(Ending {
             reason,
             drain: true,
+            away: false,
+        });
+    }
+
+    /// Tells the connection to come back (to another node, or to this one later), after the
+    /// frames already queued: nothing it did is the reason.
+    pub fn close_away(&self, reason: &'static str) {
+        self.kill.end(Ending {
+            reason,
+            drain: true,
+            away: true,
         });
     }
 
@@ -91,6 +106,7 @@ impl Outbox {
                 self.kill.end(Ending {
                     reason: "too slow to read its frames",
                     drain: false,
+                    away: false,
                 });
                 false
             }

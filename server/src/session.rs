@@ -89,7 +89,9 @@ pub async fn serve(
             // its account disabled, its queue overflowing).
             _ = kill.notified() => {
                 let ending = kill.ending();
-                close = Some(if ending.drain {
+                close = Some(if ending.away {
+                    Close::after_queue(CloseCode::Away, ending.reason)
+                } else if ending.drain {
                     Close::after_queue(CloseCode::Policy, ending.reason)
                 } else {
                     Close::now(CloseCode::Policy, ending.reason)
@@ -948,7 +950,7 @@ impl Session {
                     self.error(re, ErrorCode::BadRequest, "unexpected message");
                     return;
                 };
-                self.act(re, match_id, action, received).await;
+                self.act(re, match_id, action, text, received).await;
             }
         }
     }
@@ -1089,6 +1091,13 @@ impl Session {
                 re,
                 ErrorCode::BadRequest,
                 "join the match first, with your seat's token",
+            );
+        };
+        let Some(room) = room.local().cloned() else {
+            return self.error(
+                re,
+                ErrorCode::BadRequest,
+                "a rematch is offered at the node that runs the match: connect to it",
             );
         };
         let ack = |id: String| ServerMessage::Ack {
@@ -1466,6 +1475,7 @@ impl Session {
         re: Option<RequestId>,
         match_id: String,
         action: Action,
+        frame: &str,
         received: tokio::time::Instant,
     ) {
         for _ in 0..2 {
@@ -1490,11 +1500,14 @@ impl Session {
                         self.unknown_match(re, &match_id);
                         return;
                     };
+                    let Some(seen) = room.state().await.map(|state| state.seq) else {
+                        continue;
+                    };
                     let join = Join {
                         conn: self.conn,
                         credential,
                         // Nothing to send: the connection has seen everything.
-                        since_seq: Some(room.state().seq),
+                        since_seq: Some(seen),
                         history: false,
                         legal_moves,
                         batch: self.batch,
@@ -1513,9 +1526,9 @@ impl Session {
                     }
                     room
                 }
-                // Not in the match: its room (if it runs) says so.
+                // Not in the match: its room (if it runs here) says so.
                 None => match self.app.live(&match_id) {
-                    Some(room) => room,
+                    Some(room) => RoomHandle::Local(room),
                     None if self.app.match_exists(&match_id).await => {
                         self.error(re, ErrorCode::Forbidden, "join or watch the match first");
                         return;
@@ -1526,15 +1539,13 @@ impl Session {
                     }
                 },
             };
-            let sent = room
-                .act(
-                    self.conn,
-                    action.clone(),
-                    self.outbox.clone(),
-                    re.clone(),
-                    received,
-                )
-                .await;
+            let context = crate::room::ActContext {
+                outbox: self.outbox.clone(),
+                re: re.clone(),
+                received,
+                speaker: self.speaker(),
+            };
+            let sent = room.act(self.conn, action.clone(), frame, context).await;
             if sent.is_ok() {
                 return;
             }
@@ -1576,7 +1587,7 @@ struct Entry {
 }
 
 /// The room action of a player or arbiter message.
-fn action_of(
+pub(crate) fn action_of(
     message: ClientMessage,
     speaker: impl FnOnce() -> crate::room::Speaker,
 ) -> Option<Action> {

@@ -10,7 +10,9 @@
 //! fails is written again one piece at a time, so that one room's bad append fails only that
 //! room.
 
+use std::collections::HashSet;
 use std::str::FromStr;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use hakem_round::rating::Rating;
@@ -37,6 +39,7 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (8, include_str!("../migrations/0008_match_players.sql")),
     (9, include_str!("../migrations/0009_rounds_not_rated.sql")),
     (10, include_str!("../migrations/0010_chat.sql")),
+    (11, include_str!("../migrations/0011_room_leases.sql")),
 ];
 
 /// Writes waiting for the writer; a full queue makes rooms wait (never drops an event).
@@ -226,6 +229,24 @@ pub struct Store {
     writer: mpsc::Sender<Job>,
     /// When the server that used this database before was last known alive (wall clock ms).
     last_alive_ms: Option<u64>,
+    /// In a cluster: the rooms this node owns, with their lease epochs (see [`Fences`]).
+    fences: Arc<OnceLock<Fences>>,
+}
+
+/// The rooms a node of a cluster owns, each with the epoch of its lease. Once set, every write
+/// of a match is committed only if `room_leases` still holds this node's epoch for it, checked
+/// in the write's own transaction: a node that lost a room (paused, cut off, presumed dead)
+/// cannot write a single event of it after another node took it.
+pub type Fences = Arc<dashmap::DashMap<String, u64>>;
+
+/// The error of a write refused by the fence: the room belongs to another node now.
+pub const FENCED: &str = "the room is owned by another node";
+
+impl StoreError {
+    /// The write was refused because another node owns the room now.
+    pub fn is_fenced(&self) -> bool {
+        self.0 == FENCED
+    }
 }
 
 /// Runs the same statement on either database. SQL is written with `$1` placeholders, which
@@ -272,6 +293,12 @@ impl Store {
     /// Opens (creating if needed) the database at `url`, `sqlite://FILE` or `postgres://...`,
     /// and brings its schema up to date.
     pub async fn open(url: &str) -> Result<Store, StoreError> {
+        Store::open_node(url, None).await
+    }
+
+    /// [`Store::open`] for a node of a cluster: its signs of life are its own (each node's
+    /// rooms are charged up to when that node was last alive).
+    pub async fn open_node(url: &str, node: Option<&str>) -> Result<Store, StoreError> {
         let db = if url.starts_with("postgres://") || url.starts_with("postgresql://") {
             let pool = PgPoolOptions::new()
                 .max_connections(8)
@@ -313,10 +340,12 @@ impl Store {
         };
         migrate(&db).await?;
         // Read before the writer starts recording this server's own life.
-        let last_alive_ms = read_setting(&db, ALIVE_KEY)
+        let alive_key = alive_key(node);
+        let last_alive_ms = read_setting(&db, &alive_key)
             .await?
             .and_then(|v| v.parse().ok());
         let (writer, queue) = mpsc::channel(WRITER_QUEUE);
+        let fences: Arc<OnceLock<Fences>> = Arc::default();
         match &db {
             Db::Sqlite(pool) => {
                 let conn = pool.acquire().await?;
@@ -326,13 +355,14 @@ impl Store {
                     Texts::new(),
                     Checkpoint::default(),
                 );
-                tokio::spawn(write_loop(writer, queue));
+                tokio::spawn(write_loop(writer, queue, alive_key));
             }
             Db::Postgres(pool) => {
                 let conn = pool.acquire().await?;
                 tokio::spawn(write_loop(
-                    Writer::Postgres(pool.clone(), Some(conn)),
+                    Writer::Postgres(pool.clone(), Some(conn), fences.clone()),
                     queue,
+                    alive_key,
                 ));
             }
         }
@@ -340,7 +370,68 @@ impl Store {
             db,
             writer,
             last_alive_ms,
+            fences,
         })
+    }
+
+    /// Whether this is PostgreSQL (a cluster's nodes share one).
+    pub fn is_postgres(&self) -> bool {
+        matches!(self.db, Db::Postgres(_))
+    }
+
+    /// From now on, writes are fenced by `fences` (PostgreSQL only; set once).
+    pub fn fence_with(&self, fences: Fences) {
+        let _ = self.fences.set(fences);
+    }
+
+    /// Raises the fence of a room to `epoch` for `node`: from then on only that node's
+    /// writes of it are committed. False if the fence stands at `epoch` or higher already
+    /// (another node took the room with a later lease). A write of the room's former owner
+    /// that is being committed holds the fence until it is; so whatever the room's events
+    /// are read after this returns, they are all the events it will ever have from before.
+    pub async fn raise_fence(
+        &self,
+        match_id: &str,
+        node: &str,
+        epoch: u64,
+    ) -> Result<bool, StoreError> {
+        let sql = sql_for(
+            &self.db,
+            "INSERT INTO room_leases (match_id, node, epoch) VALUES ($1, $2, $3) \
+             ON CONFLICT (match_id) DO UPDATE SET node = excluded.node, epoch = excluded.epoch \
+             WHERE room_leases.epoch < excluded.epoch",
+        );
+        let epoch = i64::try_from(epoch).unwrap_or(i64::MAX);
+        let done = on_db!(&self.db, pool => {
+            sqlx::query(&sql)
+                .bind(match_id)
+                .bind(node)
+                .bind(epoch)
+                .execute(pool)
+                .await?
+                .rows_affected()
+        });
+        Ok(done == 1)
+    }
+
+    /// When a node was last known alive, as its writer recorded.
+    pub async fn alive_ms_of(&self, node: &str) -> Result<Option<u64>, StoreError> {
+        Ok(read_setting(&self.db, &alive_key(Some(node)))
+            .await?
+            .and_then(|v| v.parse().ok()))
+    }
+
+    /// The ids of the matches not finished.
+    pub async fn live_ids(&self) -> Result<Vec<String>, StoreError> {
+        let sql = "SELECT id FROM matches WHERE finished = 0";
+        Ok(on_db!(&self.db, pool => {
+            sqlx::query(sql)
+                .fetch_all(pool)
+                .await?
+                .iter()
+                .map(|row| row.try_get::<String, _>(0))
+                .collect::<Result<Vec<_>, _>>()?
+        }))
     }
 
     /// The last moment the server before this one was known to be alive, as it recorded
@@ -1155,10 +1246,18 @@ impl Store {
 }
 
 async fn migrate(db: &Db) -> Result<(), StoreError> {
+    // Nodes of a cluster starting together migrate one at a time (a lock for the length of
+    // each transaction; SQLite's writer lock does the same for a file).
+    const LOCK: &str = "SELECT pg_advisory_xact_lock(720311)";
     on_db!(db, pool => {
+        let mut tx = pool.begin().await?;
+        if matches!(db, Db::Postgres(_)) {
+            sqlx::raw_sql(LOCK).execute(&mut *tx).await?;
+        }
         sqlx::raw_sql("CREATE TABLE IF NOT EXISTS hakem_migrations (version BIGINT PRIMARY KEY)")
-            .execute(pool)
+            .execute(&mut *tx)
             .await?;
+        tx.commit().await?;
     });
     for (version, sql) in MIGRATIONS {
         let check = sql_for(
@@ -1168,6 +1267,9 @@ async fn migrate(db: &Db) -> Result<(), StoreError> {
         let record = sql_for(db, "INSERT INTO hakem_migrations (version) VALUES ($1)");
         on_db!(db, pool => {
             let mut tx = pool.begin().await?;
+            if matches!(db, Db::Postgres(_)) {
+                sqlx::raw_sql(LOCK).execute(&mut *tx).await?;
+            }
             let applied: i64 = sqlx::query(&check)
                 .bind(version)
                 .fetch_one(&mut *tx)
@@ -1192,7 +1294,27 @@ enum Writer {
         Texts,
         Checkpoint,
     ),
-    Postgres(PgPool, Option<PoolConnection<Postgres>>),
+    Postgres(
+        PgPool,
+        Option<PoolConnection<Postgres>>,
+        Arc<OnceLock<Fences>>,
+    ),
+}
+
+/// Why a batch was not committed.
+enum CommitError {
+    /// These matches belong to another node now (see [`Fences`]); nothing was written.
+    Fenced(HashSet<String>),
+    Failed(String),
+}
+
+/// The match a write is about.
+fn match_of(write: &Write) -> &str {
+    match write {
+        Write::Create { id, .. } => id,
+        Write::Append { match_id, .. } => match_id,
+        Write::Chat { line, .. } => &line.match_id,
+    }
 }
 
 /// Copying SQLite's WAL back into the database without holding up commits for the bulk of it:
@@ -1442,7 +1564,7 @@ async fn commit_sqlite(
 }
 
 async fn commit_postgres(
-    conn: &mut PoolConnection<Postgres>,
+    conn: &mut sqlx::PgConnection,
     rows: &Rows<'_>,
 ) -> Result<(), sqlx::Error> {
     let column = |n: usize| -> Vec<&str> {
@@ -1487,19 +1609,76 @@ async fn commit_postgres(
             .bind(chat.iter().map(|r| r.text).collect::<Vec<&str>>())
             .bind(chat.iter().map(|r| r.at_ms).collect::<Vec<i64>>());
     }
-    query.execute(&mut **conn).await.map(|_| ())
+    query.execute(&mut *conn).await.map(|_| ())
+}
+
+enum Fault {
+    Sql(sqlx::Error),
+    Fenced(HashSet<String>),
+}
+
+/// [`commit_postgres`] in a transaction that first checks, holding them, that the fences of
+/// the batch's matches still stand at this node's epochs.
+async fn commit_postgres_fenced(
+    conn: &mut PoolConnection<Postgres>,
+    rows: &Rows<'_>,
+    writes: &[&Write],
+    fences: &Fences,
+) -> Result<(), Fault> {
+    use sqlx::Connection;
+    let ids: Vec<&str> = {
+        let set: HashSet<&str> = writes.iter().map(|w| match_of(w)).collect();
+        set.into_iter().collect()
+    };
+    let mut tx = conn.begin().await.map_err(Fault::Sql)?;
+    let standing = sqlx::query(
+        "SELECT match_id, epoch FROM room_leases WHERE match_id = ANY($1::text[]) FOR SHARE",
+    )
+    .bind(&ids)
+    .fetch_all(&mut *tx)
+    .await
+    .map_err(Fault::Sql)?;
+    let standing: std::collections::HashMap<String, i64> = standing
+        .iter()
+        .map(|row| Ok((row.try_get(0)?, row.try_get(1)?)))
+        .collect::<Result<_, sqlx::Error>>()
+        .map_err(Fault::Sql)?;
+    let fenced: HashSet<String> = ids
+        .iter()
+        .filter(|id| {
+            let mine = fences.get(**id).map(|epoch| *epoch as i64);
+            mine.is_none() || standing.get(**id).copied() != mine
+        })
+        .map(|id| id.to_string())
+        .collect();
+    if !fenced.is_empty() {
+        let _ = tx.rollback().await;
+        return Err(Fault::Fenced(fenced));
+    }
+    let outcome = commit_postgres(&mut tx, rows).await;
+    match outcome {
+        Ok(()) => tx.commit().await.map_err(Fault::Sql),
+        Err(e) => {
+            let _ = tx.rollback().await;
+            Err(Fault::Sql(e))
+        }
+    }
 }
 
 impl Writer {
     /// Commits `writes` in one transaction on the writer's connection (opened again if the
     /// last one broke).
-    async fn commit(&mut self, writes: &[&Write]) -> Result<(), String> {
+    async fn commit(&mut self, writes: &[&Write]) -> Result<(), CommitError> {
         let rows = Rows::of(writes.iter().copied());
         let outcome = match self {
             Writer::Sqlite(pool, conn, texts, checkpoint) => {
                 checkpoint.rows_since += rows.matches.len() + rows.events.len() + rows.chat.len();
                 if conn.is_none() {
-                    *conn = Some(pool.acquire().await.map_err(|e| e.to_string())?);
+                    *conn = Some(
+                        pool.acquire()
+                            .await
+                            .map_err(|e| CommitError::Failed(e.to_string()))?,
+                    );
                 }
                 let c = conn.as_mut().expect("connection just acquired");
                 let outcome = commit_sqlite(c, texts, &rows).await;
@@ -1508,19 +1687,32 @@ impl Writer {
                 }
                 outcome
             }
-            Writer::Postgres(pool, conn) => {
+            Writer::Postgres(pool, conn, fences) => {
                 if conn.is_none() {
-                    *conn = Some(pool.acquire().await.map_err(|e| e.to_string())?);
+                    *conn = Some(
+                        pool.acquire()
+                            .await
+                            .map_err(|e| CommitError::Failed(e.to_string()))?,
+                    );
                 }
                 let c = conn.as_mut().expect("connection just acquired");
-                let outcome = commit_postgres(c, &rows).await;
-                if matches!(outcome, Err(sqlx::Error::Io(_) | sqlx::Error::Protocol(_))) {
+                let outcome = match fences.get() {
+                    Some(fences) => commit_postgres_fenced(c, &rows, writes, fences).await,
+                    None => commit_postgres(c, &rows).await.map_err(Fault::Sql),
+                };
+                if matches!(
+                    outcome,
+                    Err(Fault::Sql(sqlx::Error::Io(_) | sqlx::Error::Protocol(_)))
+                ) {
                     *conn = None;
                 }
-                outcome
+                return outcome.map_err(|fault| match fault {
+                    Fault::Sql(e) => CommitError::Failed(e.to_string()),
+                    Fault::Fenced(ids) => CommitError::Fenced(ids),
+                });
             }
         };
-        outcome.map_err(|e| e.to_string())
+        outcome.map_err(|e| CommitError::Failed(e.to_string()))
     }
 }
 
@@ -1582,8 +1774,13 @@ async fn read_setting(db: &Db, key: &str) -> Result<Option<String>, StoreError> 
     }))
 }
 
-/// The setting the writer keeps the server's last sign of life in.
-const ALIVE_KEY: &str = "alive_ms";
+/// The setting the writer keeps the server's last sign of life in (a cluster's node, its own).
+fn alive_key(node: Option<&str>) -> String {
+    match node {
+        Some(node) => format!("alive_ms.{node}"),
+        None => "alive_ms".to_string(),
+    }
+}
 /// How often the writer records that the server is alive: a crash refunds a running clock at
 /// most this much thinking time.
 pub const ALIVE_EVERY: Duration = Duration::from_millis(500);
@@ -1591,7 +1788,7 @@ pub const ALIVE_EVERY: Duration = Duration::from_millis(500);
 impl Writer {
     /// Records that the server is alive now: one small write for the whole server, on the
     /// writer's connection (opened again if the last one broke).
-    async fn alive(&mut self) {
+    async fn alive(&mut self, key: &str) {
         const SQL: &str = "INSERT INTO settings (key, value) VALUES ($1, $2) \
                            ON CONFLICT (key) DO UPDATE SET value = excluded.value";
         let now = crate::wall_clock_ms().to_string();
@@ -1603,19 +1800,19 @@ impl Writer {
                 let Some(c) = conn.as_mut() else { return };
                 // SQLite reads `?1` where PostgreSQL reads `$1` (see `sql_for`).
                 sqlx::query(&SQL.replace('$', "?"))
-                    .bind(ALIVE_KEY)
+                    .bind(key)
                     .bind(now)
                     .execute(&mut **c)
                     .await
                     .map(|_| ())
             }
-            Writer::Postgres(pool, conn) => {
+            Writer::Postgres(pool, conn, _) => {
                 if conn.is_none() {
                     *conn = pool.acquire().await.ok();
                 }
                 let Some(c) = conn.as_mut() else { return };
                 sqlx::query(SQL)
-                    .bind(ALIVE_KEY)
+                    .bind(key)
                     .bind(now)
                     .execute(&mut **c)
                     .await
@@ -1630,13 +1827,13 @@ impl Writer {
 
 /// Takes writes off the queue and commits each batch in one transaction, and records that the
 /// server is alive every [`ALIVE_EVERY`] (nothing else may be written while players think).
-async fn write_loop(mut writer: Writer, mut queue: mpsc::Receiver<Job>) {
+async fn write_loop(mut writer: Writer, mut queue: mpsc::Receiver<Job>, alive_key: String) {
     let mut batch: Vec<Job> = Vec::with_capacity(MAX_BATCH);
     let mut next_alive = tokio::time::Instant::now();
     loop {
         writer.checkpoint(queue.is_empty()).await;
         if tokio::time::Instant::now() >= next_alive {
-            writer.alive().await;
+            writer.alive(&alive_key).await;
             next_alive = tokio::time::Instant::now() + ALIVE_EVERY;
         }
         let received = tokio::select! {
@@ -1647,32 +1844,58 @@ async fn write_loop(mut writer: Writer, mut queue: mpsc::Receiver<Job>) {
             break;
         }
         let started = Instant::now();
-        let all: Vec<&Write> = batch.iter().map(|job| &job.write).collect();
-        let outcome = writer.commit(&all).await;
+        commit_batch(&mut writer, &mut batch).await;
         metrics::histogram!("hakem_store_commit_seconds").record(started.elapsed().as_secs_f64());
-        metrics::histogram!("hakem_store_batch_size").record(batch.len() as f64);
-        match outcome {
-            Ok(()) => {
-                for job in batch.drain(..) {
-                    let _ = job.done.send(Ok(()));
-                }
+        metrics::histogram!("hakem_store_batch_size").record(received as f64);
+    }
+}
+
+/// Commits a batch and answers each of its jobs.
+async fn commit_batch(writer: &mut Writer, batch: &mut Vec<Job>) {
+    let all: Vec<&Write> = batch.iter().map(|job| &job.write).collect();
+    match writer.commit(&all).await {
+        Ok(()) => {
+            for job in batch.drain(..) {
+                let _ = job.done.send(Ok(()));
             }
-            Err(e) if batch.len() == 1 => {
-                tracing::error!(error = %e, "store commit failed");
-                for job in batch.drain(..) {
-                    let _ = job.done.send(Err(e.clone()));
-                }
+        }
+        Err(CommitError::Fenced(ids)) => {
+            // Those fail; the rest go on without them (nothing of the batch was written).
+            tracing::warn!(
+                matches = ids.len(),
+                "writes of rooms owned by another node refused"
+            );
+            metrics::counter!("hakem_cluster_fenced_writes_total").increment(ids.len() as u64);
+            let (fenced, rest): (Vec<Job>, Vec<Job>) = batch
+                .drain(..)
+                .partition(|job| ids.contains(match_of(&job.write)));
+            for job in fenced {
+                let _ = job.done.send(Err(FENCED.to_string()));
             }
-            Err(e) => {
-                // Which write broke the batch? Each again on its own: only that one fails.
-                tracing::warn!(error = %e, writes = batch.len(), "batch failed; writing one by one");
-                for job in batch.drain(..) {
-                    let outcome = writer.commit(&[&job.write]).await;
-                    if let Err(e) = &outcome {
+            *batch = rest;
+            if !batch.is_empty() {
+                Box::pin(commit_batch(writer, batch)).await;
+            }
+        }
+        Err(CommitError::Failed(e)) if batch.len() == 1 => {
+            tracing::error!(error = %e, "store commit failed");
+            for job in batch.drain(..) {
+                let _ = job.done.send(Err(e.clone()));
+            }
+        }
+        Err(CommitError::Failed(e)) => {
+            // Which write broke the batch? Each again on its own: only that one fails.
+            tracing::warn!(error = %e, writes = batch.len(), "batch failed; writing one by one");
+            for job in batch.drain(..) {
+                let outcome = match writer.commit(&[&job.write]).await {
+                    Ok(()) => Ok(()),
+                    Err(CommitError::Fenced(_)) => Err(FENCED.to_string()),
+                    Err(CommitError::Failed(e)) => {
                         tracing::error!(error = %e, "store write failed");
+                        Err(e)
                     }
-                    let _ = job.done.send(outcome);
-                }
+                };
+                let _ = job.done.send(outcome);
             }
         }
     }

@@ -347,14 +347,73 @@ pub struct Client {
 impl Client {
     /// Connects without saying hello.
     pub async fn connect_raw(server: &Server, name: &str) -> Client {
-        let (ws, _) = tokio_tungstenite::connect_async(server.ws_url())
+        Client::connect_raw_url(&server.ws_url(), name)
             .await
-            .expect("WebSocket connect");
-        Client {
+            .expect("WebSocket connect")
+    }
+
+    /// Connects to a `ws://` URL without saying hello; `None` if nobody answers there.
+    pub async fn connect_raw_url(url: &str, name: &str) -> Option<Client> {
+        let (ws, _) = tokio::time::timeout(PATIENCE, tokio_tungstenite::connect_async(url))
+            .await
+            .ok()?
+            .ok()?;
+        Some(Client {
             ws,
             inbox: VecDeque::new(),
             next_id: 1,
             name: name.to_string(),
+        })
+    }
+
+    /// Connects to a `ws://` URL and says hello as a guest; `None` if that fails.
+    pub async fn try_connect_url(url: &str, name: &str) -> Option<Client> {
+        let mut client = Client::connect_raw_url(url, name).await?;
+        let hello = json!({"type": "hello", "protocol": 1, "client": "blackbox/1"});
+        if !client.try_send(hello).await {
+            return None;
+        }
+        let welcome = client.try_next().await?;
+        (welcome["type"] == "welcome").then_some(client)
+    }
+
+    /// The next frame, or `None` once the connection is closed (or silent for long).
+    pub async fn try_next(&mut self) -> Option<Value> {
+        if let Some(frame) = self.inbox.pop_front() {
+            return Some(frame);
+        }
+        match tokio::time::timeout(PATIENCE, self.ws.next()).await {
+            Ok(Some(Ok(Message::Text(text)))) => serde_json::from_str(text.as_str()).ok(),
+            Ok(Some(Ok(Message::Close(_)))) | Ok(None) | Ok(Some(Err(_))) | Err(_) => None,
+            Ok(Some(Ok(_))) => Box::pin(self.try_next()).await,
+        }
+    }
+
+    /// [`Client::request`] that answers `None` instead of failing when the connection closes.
+    pub async fn try_request(&mut self, mut message: Value) -> Option<Value> {
+        let id = format!("{}-{}", self.name, self.next_id);
+        self.next_id += 1;
+        message["id"] = json!(id);
+        if !self.try_send(message).await {
+            return None;
+        }
+        if let Some(i) = self.inbox.iter().position(|f| f["re"] == json!(id)) {
+            return self.inbox.remove(i);
+        }
+        loop {
+            match tokio::time::timeout(PATIENCE, self.ws.next()).await {
+                Ok(Some(Ok(Message::Text(text)))) => {
+                    let frame: Value = serde_json::from_str(text.as_str()).ok()?;
+                    if frame["re"] == json!(id) {
+                        return Some(frame);
+                    }
+                    self.inbox.push_back(frame);
+                }
+                Ok(Some(Ok(Message::Close(_)))) | Ok(None) | Ok(Some(Err(_))) | Err(_) => {
+                    return None
+                }
+                Ok(Some(Ok(_))) => {}
+            }
         }
     }
 

@@ -19,8 +19,8 @@ use super::chat::{self, Chat, Speaker};
 use super::delay::Delayed;
 use super::RematchStep;
 use super::{
-    role_of, summary_of_round, Action, Credential, FinishSink, Join, Published, Role, RoomCommand,
-    RoomHandle, RoomSettings, Rooms, Shown, Start, Tokens, ROOM_QUEUE,
+    role_of, summary_of_round, Action, Credential, FinishSink, Join, LocalRoom, Published, Role,
+    RoomCommand, RoomSettings, Rooms, Shown, Start, Tokens, ROOM_QUEUE,
 };
 use crate::outbox::{self, encode, ConnId, Outbox};
 use crate::store::{Finish, NewEvent, Store};
@@ -133,6 +133,9 @@ struct Room {
     rematch: Rematch,
     /// The chat, read from the store when first needed (boxed: most rooms never need it).
     chat: Option<Box<Chat>>,
+    /// The room ends now, for this reason (another node owns it; see [`Room::abdicate`]).
+    abdicated: Option<&'static str>,
+    abdicated_done: Option<tokio::sync::oneshot::Sender<()>>,
 }
 
 /// A rematch of the finished round: offers, then the match both asked for.
@@ -145,7 +148,7 @@ struct Rematch {
     made: Option<(String, PerSeat<String>)>,
 }
 
-pub(super) fn spawn(start: Start, instance: u64, rooms: Arc<Rooms>) -> RoomHandle {
+pub(super) fn spawn(start: Start, instance: u64, rooms: Arc<Rooms>) -> LocalRoom {
     let Start {
         id,
         round,
@@ -220,9 +223,11 @@ pub(super) fn spawn(start: Start, instance: u64, rooms: Arc<Rooms>) -> RoomHandl
         delayed,
         rematch: Rematch::default(),
         chat: None,
+        abdicated: None,
+        abdicated_done: None,
     };
     tokio::spawn(room.run());
-    RoomHandle {
+    LocalRoom {
         instance,
         tx,
         published: subscribed,
@@ -325,8 +330,41 @@ impl Room {
                     Some(Timer::Retire) | None => break,
                 },
             }
+            if self.abdicated.is_some() {
+                return self.abdicate().await;
+            }
         }
         self.retire().await;
+    }
+
+    /// Ends the room without writing anything more: another node owns it now (or will, as
+    /// this node stops). Members, and whoever still waits in the queue, are told to go to
+    /// the match again, and find it at its new owner.
+    async fn abdicate(mut self) {
+        let why = self.abdicated.unwrap_or("the match moved to another node");
+        self.rooms.retire(&self.id, self.instance);
+        self.rx.close();
+        while let Some(command) = self.rx.recv().await {
+            match command {
+                RoomCommand::Join(join) => join.outbox.close_away(why),
+                RoomCommand::Act { outbox, .. } => outbox.close_away(why),
+                _ => {}
+            }
+        }
+        for member in self.members.values() {
+            member.outbox.close_away(why);
+            metrics::gauge!("hakem_room_members", "role" => member.role.metric_label())
+                .decrement(1.0);
+        }
+        metrics::gauge!("hakem_rooms").decrement(1.0);
+        if self.round.status() != MatchStatus::Finished {
+            metrics::gauge!("hakem_live_matches").decrement(1.0);
+        }
+        crate::memory::room_retired();
+        tracing::info!(match_id = %self.id, why, "room handed over");
+        if let Some(done) = self.abdicated_done.take() {
+            let _ = done.send(());
+        }
     }
 
     /// The earliest of the timers that apply now.
@@ -390,6 +428,7 @@ impl Room {
                 .decrement(1.0);
         }
         metrics::gauge!("hakem_rooms").decrement(1.0);
+        self.rooms.retired(&self.id).await;
         crate::memory::room_retired();
         tracing::debug!(match_id = %self.id, "room retired");
     }
@@ -432,6 +471,10 @@ impl Room {
                 let _ = reply.send(self.offer_rematch(conn));
             }
             RoomCommand::RematchMade { made } => self.rematch_made(made),
+            RoomCommand::Abdicate { why, done } => {
+                self.abdicated = Some(why);
+                self.abdicated_done = done;
+            }
         }
     }
 
@@ -1025,6 +1068,10 @@ impl Room {
                 }
             });
             if let Err(e) = store.append(&self.id, events, finish).await {
+                if e.is_fenced() {
+                    // Another node took the room: nothing more is written or told here.
+                    self.abdicated = Some("the match moved to another node");
+                }
                 tracing::error!(match_id = %self.id, error = %e, "events not stored");
                 return Err(Refusal::new(
                     ErrorCode::Internal,

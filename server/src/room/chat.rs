@@ -28,7 +28,7 @@ const PACES: usize = 1_000;
 /// Who sends a message or a moderation: what the room knows beyond the member's role. The
 /// session says it with each action, so that an account disabled or logged out meanwhile no
 /// longer speaks.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Speaker {
     /// The account the connection speaks for.
     pub account: Option<String>,

@@ -8,15 +8,15 @@ use hakem_round::MatchConfig;
 
 use super::chat::Speaker;
 use super::test_support::{self, act, join, settle, Member};
-use super::{Action, ChatAction, ChatRequest, Credential, RoomHandle, RoomSettings, Rooms};
+use super::{Action, ChatAction, ChatRequest, Credential, LocalRoom, RoomSettings, Rooms};
 
-fn start(rooms: &Arc<Rooms>, tournament: Option<&str>) -> RoomHandle {
+fn start(rooms: &Arc<Rooms>, tournament: Option<&str>) -> LocalRoom {
     let mut config = MatchConfig::new("pente", None, 1, None, 3, PerSeat::default()).unwrap();
     config.tournament = tournament.map(str::to_string);
     test_support::start(rooms, config, RoomSettings::default(), None)
 }
 
-async fn enter(room: &RoomHandle, conn: u64, member: &Member, credential: Credential) {
+async fn enter(room: &LocalRoom, conn: u64, member: &Member, credential: Credential) {
     let mut join = join(conn, member, credential);
     join.chat = true;
     room.join(join).await.unwrap();

@@ -11,14 +11,10 @@ use hakem_protocol::{ClockConfig, Event, PerSeat, Seat, ServerMessage, Spectator
 use hakem_round::{MatchConfig, Round};
 
 use super::test_support::{self, act, event_kinds, join, settle, tokens, Member};
-use super::{Action, Credential, RoomHandle, RoomSettings, Rooms, Start};
+use super::{Action, Credential, LocalRoom, RoomSettings, Rooms, Start};
 use crate::outbox::Outgoing;
 
-fn start_room(
-    rooms: &Arc<Rooms>,
-    clock: Option<ClockConfig>,
-    settings: RoomSettings,
-) -> RoomHandle {
+fn start_room(rooms: &Arc<Rooms>, clock: Option<ClockConfig>, settings: RoomSettings) -> LocalRoom {
     start_delayed(rooms, clock, settings, None)
 }
 
@@ -27,12 +23,12 @@ fn start_delayed(
     clock: Option<ClockConfig>,
     settings: RoomSettings,
     spectator_delay: Option<SpectatorDelay>,
-) -> RoomHandle {
+) -> LocalRoom {
     let config = MatchConfig::new("pentago", None, 3, clock, 3, PerSeat::default()).unwrap();
     test_support::start(rooms, config, settings, spectator_delay)
 }
 
-async fn seated(rooms: &Arc<Rooms>, clock: ClockConfig) -> (RoomHandle, Member, Member) {
+async fn seated(rooms: &Arc<Rooms>, clock: ClockConfig) -> (LocalRoom, Member, Member) {
     seated_delayed(rooms, clock, None).await
 }
 
@@ -40,7 +36,7 @@ async fn seated_delayed(
     rooms: &Arc<Rooms>,
     clock: ClockConfig,
     spectator_delay: Option<SpectatorDelay>,
-) -> (RoomHandle, Member, Member) {
+) -> (LocalRoom, Member, Member) {
     let room = start_delayed(rooms, Some(clock), RoomSettings::default(), spectator_delay);
     let (p1, p2) = (Member::new(), Member::new());
     for (conn, member, token) in [(1, &p1, "a"), (2, &p2, "b")] {
@@ -299,7 +295,7 @@ fn seqs(messages: &[ServerMessage]) -> Vec<u64> {
         .collect()
 }
 
-async fn spectator(room: &RoomHandle, conn: u64, history: bool) -> (Member, Vec<ServerMessage>) {
+async fn spectator(room: &LocalRoom, conn: u64, history: bool) -> (Member, Vec<ServerMessage>) {
     let mut member = Member::new();
     let mut entry = join(conn, &member, Credential::Spectator);
     entry.history = history;

