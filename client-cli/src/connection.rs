@@ -40,8 +40,22 @@ impl From<String> for ClientError {
 }
 
 /// Reads `--server`: a `ws://` or `wss://` URL; `http(s)://` (as the server prints its address)
-/// and a bare `HOST:PORT` are accepted too, and a URL without a path gets `/ws`.
+/// and a bare `HOST:PORT` are accepted too, and a URL without a path gets `/ws`. Several
+/// addresses, comma-separated, are the nodes of a cluster: each connection goes to the next
+/// one, so that a client whose node is lost reconnects to another.
 pub fn parse_server_url(text: &str) -> Result<String, String> {
+    if text.contains(',') {
+        let all: Result<Vec<String>, String> = text
+            .split(',')
+            .filter(|part| !part.trim().is_empty())
+            .map(parse_one_server_url)
+            .collect();
+        return all.map(|all| all.join(","));
+    }
+    parse_one_server_url(text)
+}
+
+fn parse_one_server_url(text: &str) -> Result<String, String> {
     let text = text.trim();
     let (scheme, rest) = match text.split_once("://") {
         Some((scheme, rest)) => (scheme.to_ascii_lowercase(), rest),
@@ -136,6 +150,31 @@ impl Connection {
     /// Connects and says `hello` with `token` (if any), asking for `features`; waits at most
     /// `patience` for each step. Returns the connection and what the `welcome` said.
     pub async fn handshake(
+        url: &str,
+        token: Option<&str>,
+        features: &[Feature],
+        patience: Duration,
+    ) -> Result<(Connection, Welcome), OpenError> {
+        // The nodes of a cluster, tried in turn from the one after the last tried.
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let urls: Vec<&str> = url.split(',').collect();
+        let start = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let mut last = None;
+        for k in 0..urls.len() {
+            let url = urls[(start + k) % urls.len()];
+            match Connection::handshake_one(url, token, features, patience).await {
+                Ok(done) => return Ok(done),
+                Err(e) if !e.retriable => return Err(e),
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(last.unwrap_or(OpenError {
+            message: "no server address".into(),
+            retriable: false,
+        }))
+    }
+
+    async fn handshake_one(
         url: &str,
         token: Option<&str>,
         features: &[Feature],
@@ -316,6 +355,11 @@ mod tests {
         assert_eq!(ok("localhost:8080"), "ws://localhost:8080/ws");
         assert_eq!(ok("ws://h:1/custom/path"), "ws://h:1/custom/path");
         assert!(parse_server_url("ftp://h").is_err());
+        assert_eq!(
+            parse_server_url("a:1, http://b:2").unwrap(),
+            "ws://a:1/ws,ws://b:2/ws"
+        );
+        assert!(parse_server_url("a:1,ftp://b").is_err());
         assert!(parse_server_url("ws://").is_err());
         assert!(parse_server_url("").is_err());
     }

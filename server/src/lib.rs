@@ -371,7 +371,11 @@ impl App {
         let Some(mut receiver) = receiver else {
             return Err("tournaments already running".into());
         };
-        let count = tournament::restore(self).await?;
+        // A cluster does not run tournaments (each would have one owner per node).
+        let count = match self.cluster() {
+            Some(_) => 0,
+            None => tournament::restore(self).await?,
+        };
         if let Err(e) = self.index_unlisted().await {
             tracing::error!(error = %e, "matches not listed under their accounts");
         }

@@ -550,6 +550,14 @@ impl Session {
             _ if self.identity.is_none() => {
                 self.error(re, ErrorCode::BadRequest, "the first message must be hello")
             }
+            message if is_tournament_message(&message) && self.app.cluster().is_some() => {
+                // One owner per tournament is not kept by a cluster yet: none runs here.
+                self.error(
+                    re,
+                    ErrorCode::BadRequest,
+                    "tournaments are run by a server on its own, not by the nodes of a cluster",
+                )
+            }
             ClientMessage::Ping => self.send(&ServerMessage::Pong {
                 re,
                 server_time_ms: crate::wall_clock_ms(),
@@ -1576,6 +1584,28 @@ impl Session {
             }
         }
     }
+}
+
+/// The messages of a tournament (as opposed to a match).
+fn is_tournament_message(message: &ClientMessage) -> bool {
+    use ClientMessage::*;
+    matches!(
+        message,
+        CreateTournament(_)
+            | AddPlayers { .. }
+            | StartTournament { .. }
+            | PairNext { .. }
+            | SetResult { .. }
+            | AddAssistant { .. }
+            | PreviewPairing { .. }
+            | Withdraw { .. }
+            | RequestBye { .. }
+            | Forfeit { .. }
+            | GetTournament { .. }
+            | WatchTournament { .. }
+            | UnwatchTournament { .. }
+            | ExportTrf { .. }
+    )
 }
 
 /// How a connection asks to enter a match.

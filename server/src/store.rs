@@ -2038,6 +2038,49 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_node_writes_only_the_rooms_whose_fence_stands_at_its_epoch() {
+        for store in databases().await {
+            if !store.is_postgres() {
+                continue;
+            }
+            let fences: Fences = Arc::default();
+            store.fence_with(fences.clone());
+            let (mine, lost, never) = (
+                crate::tokens::new_id(),
+                crate::tokens::new_id(),
+                crate::tokens::new_id(),
+            );
+            for (id, epoch) in [(&mine, 5), (&lost, 6)] {
+                assert!(store.raise_fence(id, "n1", epoch).await.unwrap());
+                fences.insert(id.clone(), epoch);
+                store.create_match(id, &spec(), 5).await.unwrap();
+            }
+            // A match whose fence was never raised for this node is not even created.
+            assert!(store
+                .create_match(&never, &spec(), 5)
+                .await
+                .unwrap_err()
+                .is_fenced());
+            // Another node takes `lost` with a later lease; a lower epoch cannot take it back.
+            assert!(store.raise_fence(&lost, "n2", 9).await.unwrap());
+            assert!(!store.raise_fence(&lost, "n1", 7).await.unwrap());
+            // In one batch: the room still ours is written, the lost one is refused alone.
+            let (kept, refused) = tokio::join!(
+                store.append(&mine, events(1, 3), None),
+                store.append(&lost, events(1, 2), None),
+            );
+            kept.unwrap();
+            assert!(refused.unwrap_err().is_fenced());
+            assert_eq!(store.load(&mine).await.unwrap().unwrap().frames.len(), 3);
+            assert!(store.load(&lost).await.unwrap().unwrap().frames.is_empty());
+            assert!(store.load(&never).await.unwrap().is_none());
+            // The new owner, at its epoch, writes it.
+            fences.insert(lost.clone(), 9);
+            store.append(&lost, events(1, 2), None).await.unwrap();
+        }
+    }
+
+    #[tokio::test]
     async fn chat_messages_share_the_group_commit_and_a_bad_one_fails_alone() {
         use hakem_protocol::{ChatChannel, ChatLine, ChatRole};
         let line = |id: &str, channel, n: u64, text: &str| ChatLine {

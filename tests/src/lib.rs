@@ -377,6 +377,19 @@ impl Client {
         (welcome["type"] == "welcome").then_some(client)
     }
 
+    /// Connects to a `ws://` URL and says hello with `token`.
+    pub async fn connect_url_as(url: &str, name: &str, token: &str) -> Client {
+        let mut client = Client::connect_raw_url(url, name)
+            .await
+            .expect("WebSocket connect");
+        client
+            .send(json!({"type": "hello", "protocol": 1, "client": "blackbox/1", "token": token}))
+            .await;
+        let welcome = client.next().await;
+        assert_eq!(welcome["type"], "welcome", "{name}: {welcome}");
+        client
+    }
+
     /// The next frame, or `None` once the connection is closed (or silent for long).
     pub async fn try_next(&mut self) -> Option<Value> {
         if let Some(frame) = self.inbox.pop_front() {

@@ -483,6 +483,27 @@ async fn a_match_played_through_two_nodes_goes_on_after_its_owner_is_killed() {
     assert_eq!(before["position"]["to_move"], "p1");
     let acked = before["seq"].as_u64().unwrap();
     assert_eq!(cluster.rooms_owned(), vec![1, 0, 0]);
+    // Every node lists it, and says it is in the cluster.
+    for node in 0..3 {
+        let listed = cluster.node(node).get_json("/api/matches");
+        let ids: Vec<&str> = listed["matches"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|m| m["match"].as_str())
+            .collect();
+        assert_eq!(ids, vec![id.as_str()], "n{}: {listed}", node + 1);
+        assert_eq!(cluster.health(node)["joined"], true);
+    }
+    // A cluster runs no tournament (one owner each is not kept across nodes yet): refused.
+    let mut organizer =
+        Client::connect_url_as(&cluster.url(1), "organizer", "organizer-secret").await;
+    organizer
+        .refused(
+            json!({"type": "create_tournament", "name": "Kış Kupası", "rounds": 3}),
+            "bad_request",
+        )
+        .await;
 
     // p1 thinks; n1 dies.
     std::thread::sleep(Duration::from_millis(300));

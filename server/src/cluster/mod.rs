@@ -223,6 +223,9 @@ impl Cluster {
         }
         self.follow_leases().await?;
         route::serve(self.clone()).await?;
+        // Knows its peers from the start (the scan keeps it up to date).
+        let live = self.read_live().await?;
+        *self.live.lock().expect("live") = live;
         let cluster = self.clone();
         tokio::spawn(async move { cluster.keep_alive().await });
         let cluster = self.clone();
@@ -375,6 +378,9 @@ impl Cluster {
                 if let Some(app) = self.app() {
                     if let Err(e) = app.refresh_accounts().await {
                         tracing::warn!(error = %e, "cluster: accounts not read again");
+                    }
+                    if let Err(e) = crate::ratings::Ratings::load(&app).await {
+                        tracing::warn!(error = %e, "cluster: ratings not read again");
                     }
                 }
             }
