@@ -945,10 +945,12 @@ impl App {
             let mut spec = room::spec_of(&config, &tokens);
             spec.house_bot = create.house_bot;
             spec.spectator_delay = spectator_delay;
-            store
-                .create_match(&match_id, &spec, created_ms)
-                .await
-                .map_err(|e| CreateError::Store(e.to_string()))?;
+            if let Err(e) = store.create_match(&match_id, &spec, created_ms).await {
+                if let Some(cluster) = self.cluster() {
+                    cluster.release(&match_id).await;
+                }
+                return Err(CreateError::Store(e.to_string()));
+            }
             if !create.accounts.is_empty() {
                 if let Err(e) = store
                     .index_match(&match_id, &create.accounts, created_ms)

@@ -24,7 +24,7 @@ const TR_FIRST_WINS: [&str; 31] = [
 ];
 
 /// The lease a node holds its rooms by, in these tests.
-const TTL_MS: u64 = 2000;
+const TTL_MS: u64 = 3000;
 
 /// A NATS server with JetStream on a free port, killed when dropped.
 struct Nats {
@@ -522,12 +522,13 @@ async fn a_match_played_through_two_nodes_goes_on_after_its_owner_is_killed() {
     );
     let owned: u64 = cluster.rooms_owned().iter().sum();
     assert_eq!(owned, 1, "one owner");
-    // The room had no node for at least the lease's TTL; p1 is charged for thinking only
-    // (up to the dead node's last sign of life), not for that.
-    assert!(since_kill >= Duration::from_millis(TTL_MS));
+    // The room had no node for most of the lease's TTL (the node renews it every quarter of
+    // it); p1 is charged for thinking only (up to the dead node's last sign of life, 300 ms
+    // after `before`), not for that.
+    assert!(since_kill >= Duration::from_millis(TTL_MS * 3 / 4));
     let charged = remaining(&before, "p1") - remaining(&after, "p1");
     assert!(
-        charged < 1_500,
+        charged < 1_200,
         "p1 charged {charged} ms for {since_kill:?} without a node"
     );
 
