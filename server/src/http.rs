@@ -223,10 +223,16 @@ fn bad_request(message: &str) -> Response {
 }
 
 async fn list_tournaments(State(app): State<Arc<App>>) -> Response {
+    if let Some(read) = tournaments_elsewhere(&app, None).await {
+        return read;
+    }
     Json(json!({ "tournaments": app.tournaments.summaries() })).into_response()
 }
 
 async fn tournament_view(Path(id): Path<String>, State(app): State<Arc<App>>) -> Response {
+    if let Some(read) = tournaments_elsewhere(&app, Some((&id, false))).await {
+        return read;
+    }
     match app.tournaments.view(&id) {
         Ok(view) => Json(view).into_response(),
         Err(failure) => not_found(failure),
@@ -234,10 +240,49 @@ async fn tournament_view(Path(id): Path<String>, State(app): State<Arc<App>>) ->
 }
 
 async fn tournament_trf(Path(id): Path<String>, State(app): State<Arc<App>>) -> Response {
+    if let Some(read) = tournaments_elsewhere(&app, Some((&id, true))).await {
+        return read;
+    }
     match app.tournaments.trf(&id) {
-        Ok(text) => ([("content-type", "text/plain; charset=utf-8")], text).into_response(),
+        Ok(text) => trf_text(text),
         Err(failure) => not_found(failure),
     }
+}
+
+fn trf_text(text: String) -> Response {
+    ([("content-type", "text/plain; charset=utf-8")], text).into_response()
+}
+
+/// On a node of a cluster whose tournaments another node runs: that node's answer.
+async fn tournaments_elsewhere(app: &App, what: Option<(&str, bool)>) -> Option<Response> {
+    use crate::cluster::route::{read_tournaments, TournamentRead};
+    let cluster = app.cluster()?;
+    let at = match cluster.tournaments_holder().await {
+        crate::cluster::Holder::Here => return None,
+        crate::cluster::Holder::Elsewhere(at) => at,
+        crate::cluster::Holder::Nobody => {
+            return Some(
+                (
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    [(header::RETRY_AFTER, "3")],
+                    Json(json!({"code": "internal", "message": "no node runs the tournaments at this moment"})),
+                )
+                    .into_response(),
+            )
+        }
+    };
+    Some(match read_tournaments(cluster, &at, what).await {
+        TournamentRead::List(list) => Json(json!({ "tournaments": list })).into_response(),
+        TournamentRead::View(view) => Json(view).into_response(),
+        TournamentRead::Trf(text) => trf_text(text),
+        TournamentRead::Refused(code, message) => not_found(crate::tournament::Failure::new(code, message)),
+        TournamentRead::Unavailable => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            [(header::RETRY_AFTER, "3")],
+            Json(json!({"code": "internal", "message": "the node that runs the tournaments did not answer"})),
+        )
+            .into_response(),
+    })
 }
 
 /// A player's ratings in each pool and latest rated rounds.

@@ -274,6 +274,18 @@ impl App {
         Ok(true)
     }
 
+    /// The arbiter token a tournament's assistant arbiter joins a board with (see
+    /// [`tournament::Tournaments::assistant_credential`]), asked of the node that runs the
+    /// tournaments when that is another.
+    pub(crate) async fn assistant_credential(&self, match_id: &str, token: &str) -> Option<String> {
+        if let Some(cluster) = self.cluster() {
+            if let cluster::Holder::Elsewhere(at) = cluster.tournaments_holder().await {
+                return cluster::route::assistant_credential(cluster, &at, match_id, token).await;
+            }
+        }
+        self.tournaments.assistant_credential(match_id, token)
+    }
+
     /// The lines of the live matches of this node.
     pub(crate) fn local_summaries(&self) -> Vec<MatchSummary> {
         self.rooms
@@ -371,7 +383,7 @@ impl App {
         let Some(mut receiver) = receiver else {
             return Err("tournaments already running".into());
         };
-        // A cluster does not run tournaments (each would have one owner per node).
+        // In a cluster, the node that holds the tournaments' lease loads them when it takes it.
         let count = match self.cluster() {
             Some(_) => 0,
             None => tournament::restore(self).await?,
@@ -396,7 +408,13 @@ impl App {
                 if let Some(rated) = &rated {
                     ratings::rate(&app, &match_id, rated, &result).await;
                 }
-                app.tournaments.match_finished(&match_id, result);
+                match app.cluster() {
+                    // Told to the node that runs the tournaments, wherever the room ran.
+                    Some(cluster) => {
+                        cluster::route::match_finished(cluster, &match_id, &result).await
+                    }
+                    None => app.tournaments.match_finished(&match_id, result),
+                }
             }
         });
         Ok(count)

@@ -56,25 +56,7 @@ pub async fn serve(
     ));
     let mut stopping = app.stopping.subscribe();
 
-    let mut session = Session {
-        conn,
-        app,
-        outbox,
-        identity: None,
-        token: None,
-        account: None,
-        session: None,
-        lobby: None,
-        joined: HashMap::new(),
-        watching: HashMap::new(),
-        batch: false,
-        boards: false,
-        rematch: false,
-        chat: false,
-        bucket: TokenBucket::new(limits.rate_per_sec, limits.rate_burst),
-        throttled: false,
-        ip,
-    };
+    let mut session = Session::new(app, conn, outbox, ip);
     // Why the connection ends, sent in the Close frame; none for a peer that left.
     let mut close: Option<Close> = None;
     // Frames read while the connection waited for its rate, in order.
@@ -454,9 +436,44 @@ struct Session {
     throttled: bool,
     /// The address the connection came from, counted by the per-address limits.
     ip: Option<std::net::IpAddr>,
+    /// What `hello` said (a cluster's node that runs the tournaments hears it again).
+    hello_token: Option<String>,
+    features: Vec<String>,
+    /// A session of a connection at another node of a cluster, on the node that runs the
+    /// tournaments: its `welcome` was sent by that node already.
+    remote: bool,
+    /// Frames of this connection went to the node that runs the tournaments.
+    routed: bool,
 }
 
 impl Session {
+    fn new(app: Arc<App>, conn: ConnId, outbox: Outbox, ip: Option<std::net::IpAddr>) -> Session {
+        let limits = app.limits.clone();
+        Session {
+            conn,
+            app,
+            outbox,
+            identity: None,
+            token: None,
+            account: None,
+            session: None,
+            lobby: None,
+            joined: HashMap::new(),
+            watching: HashMap::new(),
+            batch: false,
+            boards: false,
+            rematch: false,
+            chat: false,
+            bucket: TokenBucket::new(limits.rate_per_sec, limits.rate_burst),
+            throttled: false,
+            ip,
+            hello_token: None,
+            features: Vec::new(),
+            remote: false,
+            routed: false,
+        }
+    }
+
     /// Waits until the connection's and its address's rates allow one more message, reading
     /// what the client sends meanwhile into `pending`; false when that is more than a burst.
     /// The first wait of a run is answered `rate_limited`, as a warning (the message is then
@@ -540,6 +557,12 @@ impl Session {
             }
         };
         let re = frame.id;
+        if self.identity.is_some()
+            && is_tournament_message(&frame.message)
+            && self.tournaments_elsewhere(re.clone(), text).await
+        {
+            return;
+        }
         match frame.message {
             ClientMessage::Hello {
                 protocol,
@@ -549,14 +572,6 @@ impl Session {
             } => self.hello(re, protocol, token, &features),
             _ if self.identity.is_none() => {
                 self.error(re, ErrorCode::BadRequest, "the first message must be hello")
-            }
-            message if is_tournament_message(&message) && self.app.cluster().is_some() => {
-                // One owner per tournament is not kept by a cluster yet: none runs here.
-                self.error(
-                    re,
-                    ErrorCode::BadRequest,
-                    "tournaments are run by a server on its own, not by the nodes of a cluster",
-                )
             }
             ClientMessage::Ping => self.send(&ServerMessage::Pong {
                 re,
@@ -963,6 +978,44 @@ impl Session {
         }
     }
 
+    /// In a cluster whose tournaments another node runs: sends the frame there (its answers
+    /// come back through this connection's queue) and says true.
+    async fn tournaments_elsewhere(&mut self, re: Option<RequestId>, text: &str) -> bool {
+        let Some(cluster) = self.app.cluster().cloned() else {
+            return false;
+        };
+        use crate::cluster::Holder;
+        match cluster.tournaments_holder().await {
+            Holder::Here => false,
+            Holder::Nobody => {
+                self.error(
+                    re,
+                    ErrorCode::Internal,
+                    "no node runs the tournaments at this moment: try again in a few seconds",
+                );
+                true
+            }
+            Holder::Elsewhere(incarnation) => {
+                self.routed = true;
+                let frame = crate::cluster::route::SessionFrame {
+                    conn: self.conn,
+                    outbox: self.outbox.clone(),
+                    token: self.hello_token.clone(),
+                    features: self.features.clone(),
+                    frame: text.to_string(),
+                };
+                if !crate::cluster::route::send_session_frame(&cluster, &incarnation, frame).await {
+                    self.error(
+                        re,
+                        ErrorCode::Internal,
+                        "the node that runs the tournaments did not answer: try again",
+                    );
+                }
+                true
+            }
+        }
+    }
+
     fn hello(
         &mut self,
         re: Option<RequestId>,
@@ -983,6 +1036,8 @@ impl Session {
             return;
         }
         let token = token.filter(|t| !t.is_empty());
+        self.hello_token = token.clone();
+        self.features = features.to_vec();
         let account = token.as_deref().and_then(|t| self.app.accounts.by_token(t));
         let (kind, name) = match (&token, &account) {
             (None, _) => (IdentityKind::Guest, String::new()),
@@ -1003,18 +1058,20 @@ impl Session {
         self.rematch = granted.contains(&Feature::Rematch);
         self.chat = granted.contains(&Feature::Chat);
         let identity = Identity { kind, name };
-        if self.identity.is_none() {
+        if self.identity.is_none() && !self.remote {
             metrics::gauge!("hakem_connections", "kind" => kind_label(kind)).increment(1.0);
         }
         self.identity = Some(identity.clone());
         self.token = token.filter(|_| kind == IdentityKind::Guest && account.is_none());
-        self.send(&ServerMessage::Welcome {
-            protocol: PROTOCOL_VERSION,
-            session: format!("s{}", self.conn),
-            identity,
-            server_time_ms: crate::wall_clock_ms(),
-            features: granted.iter().map(|f| f.as_str().to_string()).collect(),
-        });
+        if !self.remote {
+            self.send(&ServerMessage::Welcome {
+                protocol: PROTOCOL_VERSION,
+                session: format!("s{}", self.conn),
+                identity,
+                server_time_ms: crate::wall_clock_ms(),
+                features: granted.iter().map(|f| f.as_str().to_string()).collect(),
+            });
+        }
         if let Some(holder) = account {
             let app = self.app.clone();
             self.app.accounts.attach(
@@ -1334,7 +1391,7 @@ impl Session {
     async fn enter(&mut self, re: Option<RequestId>, match_id: String, mut entry: Entry) {
         // An assistant arbiter's token opens the boards they look after as their arbiter.
         if let Credential::Arbiter(token) = &entry.credential {
-            if let Some(real) = self.app.tournaments.assistant_credential(&match_id, token) {
+            if let Some(real) = self.app.assistant_credential(&match_id, token).await {
                 entry.credential = Credential::Arbiter(real);
             }
         }
@@ -1566,6 +1623,11 @@ impl Session {
     }
 
     async fn leave_all(&mut self) {
+        if self.routed {
+            if let Some(cluster) = self.app.cluster() {
+                crate::cluster::route::session_closed(cluster, self.conn).await;
+            }
+        }
         for (_, task) in self.watching.drain() {
             task.abort();
         }
@@ -1583,6 +1645,35 @@ impl Session {
                 let _ = room.leave(self.conn).await;
             }
         }
+    }
+}
+
+/// A session, at the node of a cluster that runs the tournaments, of a connection at another
+/// node: its tournament frames are read here as that node's session would, and its answers go
+/// back to it through `outbox`.
+pub(crate) struct RemoteSession(tokio::sync::Mutex<Session>);
+
+impl RemoteSession {
+    pub(crate) fn new(
+        app: Arc<App>,
+        conn: ConnId,
+        outbox: Outbox,
+        token: Option<String>,
+        features: &[String],
+    ) -> RemoteSession {
+        let mut session = Session::new(app, conn, outbox, None);
+        session.remote = true;
+        session.hello(None, PROTOCOL_VERSION, token, features);
+        RemoteSession(tokio::sync::Mutex::new(session))
+    }
+
+    pub(crate) async fn on_text(&self, text: &str) {
+        self.0.lock().await.on_text(text).await;
+    }
+
+    /// The connection is gone: what its session followed here ends.
+    pub(crate) async fn close(&self) {
+        self.0.lock().await.leave_all().await;
     }
 }
 

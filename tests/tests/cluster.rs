@@ -668,3 +668,206 @@ async fn a_node_cut_off_and_back_owns_nothing_it_lost_and_stores_nothing_twice()
     let at_n1 = cluster.state_at(0, &id).expect("served at n1");
     assert_eq!(at_n1["seq"], state["seq"]);
 }
+
+/// Sends `message` as the organizer on a fresh connection to node `at` (the next node if that
+/// one does not answer); returns the reply.
+async fn as_organizer(cluster: &Cluster, at: usize, message: Value) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut node = at;
+    loop {
+        assert!(Instant::now() < deadline, "no node answered {message}");
+        if cluster.nodes[node % 3].is_some() {
+            let url = cluster.url(node % 3);
+            if let Some(mut client) = Client::connect_raw_url(&url, "organizer").await {
+                let hello = json!({"type": "hello", "protocol": 1, "token": "organizer-secret"});
+                if client.try_send(hello).await && client.try_next().await.is_some() {
+                    if let Some(reply) = client.try_request(message.clone()).await {
+                        let unavailable = reply["type"] == "error" && reply["code"] == "internal";
+                        if !unavailable {
+                            return reply;
+                        }
+                    }
+                }
+            }
+        }
+        node += 1;
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+}
+
+/// The arbiter ends a board at once, through node `at` (another if the room is moving).
+async fn decide(cluster: &Cluster, at: usize, match_id: &str, arbiter: &str, winner: &str) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut node = at;
+    loop {
+        assert!(Instant::now() < deadline, "board {match_id} not decided");
+        if cluster.nodes[node % 3].is_some() {
+            if let Some(mut client) =
+                Client::try_connect_url(&cluster.url(node % 3), "arbiter").await
+            {
+                let joined = client
+                    .try_request(
+                        json!({"type": "join", "match": match_id, "arbiter_token": arbiter}),
+                    )
+                    .await;
+                if joined.is_some_and(|j| j["type"] == "ack") {
+                    let declared = client
+                        .try_request(
+                            json!({"type": "declare", "match": match_id, "scope": "round",
+                            "winner": winner, "reason": "decided by the arbiter"}),
+                        )
+                        .await;
+                    if declared.is_some_and(|d| d["type"] == "ack") {
+                        return;
+                    }
+                }
+            }
+        }
+        node += 1;
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+}
+
+fn holder_of_tournaments(cluster: &Cluster) -> Option<usize> {
+    (0..3).find(|&i| cluster.nodes[i].is_some() && cluster.health(i)["tournaments"] == true)
+}
+
+fn wait_holder(cluster: &Cluster) -> usize {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Some(i) = holder_of_tournaments(cluster) {
+            return i;
+        }
+        assert!(Instant::now() < deadline, "no node took the tournaments");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn board_matches(view: &Value, round: usize) -> Vec<String> {
+    view["pairings"][round - 1]["boards"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no round {round}: {view}"))
+        .iter()
+        .map(|b| b["match"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tournament_is_run_by_one_node_used_from_every_node_and_survives_its_loss() {
+    let Some(mut cluster) = Cluster::start(3) else {
+        return;
+    };
+    let holder = wait_holder(&cluster);
+    let (other, third) = ((holder + 1) % 3, (holder + 2) % 3);
+    assert_eq!(
+        (0..3)
+            .filter(|&i| cluster.health(i)["tournaments"] == true)
+            .count(),
+        1,
+        "one node runs the tournaments"
+    );
+    // Created and started from a node that does not run them.
+    let created = as_organizer(
+        &cluster,
+        other,
+        json!({
+            "type": "create_tournament", "name": "Kış Kupası", "game": "pentago", "rounds": 2,
+            "players": [{"surname": "Aydın", "given": "A"}, {"surname": "Balcı", "given": "B"},
+                        {"surname": "Cömert", "given": "C"}, {"surname": "Demir", "given": "D"}],
+        }),
+    )
+    .await;
+    assert_eq!(created["type"], "tournament_created", "{created}");
+    let id = created["tournament"].as_str().unwrap().to_string();
+    let arbiter = created["arbiter_token"].as_str().unwrap().to_string();
+    let started = as_organizer(
+        &cluster,
+        other,
+        json!({"type": "start_tournament", "tournament": id}),
+    )
+    .await;
+    assert_eq!(started["type"], "tournament", "{started}");
+    let round1 = board_matches(&started, 1);
+    assert_eq!(round1.len(), 2);
+
+    // A spectator follows it from the third node; the boards are decided through it.
+    let mut watcher = Client::try_connect_url(&cluster.url(third), "watcher")
+        .await
+        .unwrap();
+    let watched = watcher
+        .try_request(json!({"type": "watch_tournament", "tournament": id}))
+        .await
+        .unwrap();
+    assert_eq!(watched["type"], "tournament", "{watched}");
+    for board in &round1 {
+        decide(&cluster, third, board, &arbiter, "p1").await;
+    }
+    // Both results reach the tournament, and the watcher is told.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let frame = watcher.try_next().await.expect("the watcher is told");
+        if frame["type"] == "tournament" {
+            let results: Vec<&Value> = frame["pairings"][0]["boards"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|b| &b["result"])
+                .collect();
+            if results.iter().all(|r| !r.is_null()) {
+                break;
+            }
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the results never reached the tournament"
+        );
+    }
+    let paired = as_organizer(
+        &cluster,
+        third,
+        json!({"type": "pair_next", "tournament": id}),
+    )
+    .await;
+    assert_eq!(paired["type"], "tournament", "{paired}");
+    let round2 = board_matches(&paired, 2);
+
+    // The node that runs it dies: another takes the tournaments and its boards.
+    cluster.kill(holder);
+    let next = wait_holder(&cluster);
+    assert_ne!(next, holder);
+    for board in &round2 {
+        decide(&cluster, other, board, &arbiter, "draw").await;
+    }
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let view = loop {
+        let view = as_organizer(
+            &cluster,
+            other,
+            json!({"type": "get_tournament", "tournament": id}),
+        )
+        .await;
+        assert_eq!(view["type"], "tournament", "{view}");
+        let decided = view["pairings"][1]["boards"]
+            .as_array()
+            .is_some_and(|b| b.iter().all(|b| !b["result"].is_null()));
+        if decided {
+            break view;
+        }
+        assert!(Instant::now() < deadline, "round 2 never decided: {view}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    // Two wins and two draws: 4 points in all, as one tournament counts them.
+    let total: f64 = view["standings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["points"].as_f64().unwrap())
+        .sum();
+    assert_eq!(total, 4.0, "{view}");
+    let listed = cluster.node(other).get_json("/api/tournaments");
+    assert_eq!(
+        listed["tournaments"][0]["tournament"],
+        json!(id),
+        "{listed}"
+    );
+}

@@ -63,6 +63,21 @@ pub struct Lease {
     pub revision: u64,
 }
 
+/// The key of the tournaments' lease in the rooms bucket: one node runs every tournament (its
+/// owner tasks, the pairing, the boards it opens), as one node runs each room. Match ids never
+/// begin with `_`.
+pub const TOURNAMENTS_KEY: &str = "_tournaments";
+
+/// Which node runs the tournaments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Holder {
+    Here,
+    /// The incarnation that does.
+    Elsewhere(String),
+    /// None at this moment (the last one was lost; another takes them within the TTL).
+    Nobody,
+}
+
 /// Why a room could not be taken.
 #[derive(Debug)]
 pub enum TakeError {
@@ -96,6 +111,12 @@ pub struct Cluster {
     pub(crate) remote_rooms: DashMap<String, HashSet<ConnId>>,
     /// Owner's side: connections of other nodes in this node's rooms.
     pub(crate) proxies: DashMap<(String, ConnId), route::Proxy>,
+    /// Owner's side: sessions of other nodes' connections, for the tournaments run here.
+    pub(crate) remote_sessions: DashMap<(String, ConnId), Arc<crate::session::RemoteSession>>,
+    /// Members' side: connections of this node whose tournament frames went to another node.
+    pub(crate) session_members: DashMap<ConnId, Outbox>,
+    /// The epoch of the tournaments' lease, while this node holds it.
+    tournaments: Mutex<Option<u64>>,
     pub(crate) app: Mutex<Weak<App>>,
     pub takeovers: AtomicU64,
 }
@@ -173,6 +194,9 @@ impl Cluster {
             members: DashMap::new(),
             remote_rooms: DashMap::new(),
             proxies: DashMap::new(),
+            remote_sessions: DashMap::new(),
+            session_members: DashMap::new(),
+            tournaments: Mutex::new(None),
             app: Mutex::new(Weak::new()),
             takeovers: AtomicU64::new(0),
         });
@@ -289,11 +313,82 @@ impl Cluster {
         for id in ids {
             app.abdicate(&id, why);
         }
+        self.drop_tournaments(&app);
         for entry in self.members.iter() {
             entry
                 .value()
                 .close_away("the match's node changed: reconnect");
         }
+    }
+
+    /// Stops running the tournaments here (another node holds their lease, or will).
+    fn drop_tournaments(&self, app: &App) {
+        if self
+            .tournaments
+            .lock()
+            .expect("tournaments")
+            .take()
+            .is_some()
+        {
+            app.tournaments.unload_all();
+            tracing::info!("cluster: tournaments no longer run here");
+        }
+        for entry in self.remote_sessions.iter() {
+            let session = entry.value().clone();
+            tokio::spawn(async move { session.close().await });
+        }
+        self.remote_sessions.clear();
+    }
+
+    /// Which node runs the tournaments now.
+    pub async fn tournaments_holder(&self) -> Holder {
+        if self.tournaments.lock().expect("tournaments").is_some() {
+            return Holder::Here;
+        }
+        match self
+            .owners
+            .get(TOURNAMENTS_KEY)
+            .map(|l| l.incarnation.clone())
+        {
+            Some(incarnation) if incarnation != self.incarnation() => {
+                if self.is_alive(&incarnation).await {
+                    Holder::Elsewhere(incarnation)
+                } else {
+                    Holder::Nobody
+                }
+            }
+            _ => Holder::Nobody,
+        }
+    }
+
+    /// Takes the tournaments' lease if nobody alive holds it, and then runs them here: loaded
+    /// from the store and brought up to date with their matches, as at a start.
+    async fn take_tournaments(&self, app: &Arc<App>) -> Result<(), String> {
+        if self.tournaments.lock().expect("tournaments").is_some() {
+            return Ok(());
+        }
+        let lease = self.owners.get(TOURNAMENTS_KEY).map(|l| l.clone());
+        if let Some(lease) = &lease {
+            if self.live.lock().expect("live").contains(&lease.incarnation) {
+                return Ok(());
+            }
+        }
+        let value = self.lease_value()?;
+        let taken = match &lease {
+            None => self.leases.create(TOURNAMENTS_KEY, value.into()).await.ok(),
+            Some(lease) => self
+                .leases
+                .update(TOURNAMENTS_KEY, value.into(), lease.revision)
+                .await
+                .ok(),
+        };
+        let Some(epoch) = taken else {
+            return Ok(());
+        };
+        *self.tournaments.lock().expect("tournaments") = Some(epoch);
+        let count = crate::tournament::restore(app).await?;
+        tracing::info!(count, "cluster: tournaments run here");
+        Ok(())
     }
 
     /// Keeps [`Cluster::owners`] up to date from the rooms bucket; a room this node runs whose
@@ -331,6 +426,9 @@ impl Cluster {
     }
 
     fn lease_changed(&self, id: &str, lease: Option<Lease>) {
+        if id == TOURNAMENTS_KEY {
+            return self.tournaments_lease_changed(lease);
+        }
         let before = match &lease {
             Some(lease) => self.owners.insert(id.to_string(), lease.clone()),
             None => self.owners.remove(id).map(|(_, lease)| lease),
@@ -360,6 +458,37 @@ impl Cluster {
                     outbox.close_away("the match's node changed: reconnect");
                 }
             }
+        }
+    }
+
+    fn tournaments_lease_changed(&self, lease: Option<Lease>) {
+        let before = match &lease {
+            Some(lease) => self
+                .owners
+                .insert(TOURNAMENTS_KEY.to_string(), lease.clone()),
+            None => self.owners.remove(TOURNAMENTS_KEY).map(|(_, lease)| lease),
+        };
+        let (before, holder) = (
+            before.map(|l| l.incarnation),
+            lease.as_ref().map(|l| l.incarnation.clone()),
+        );
+        if before == holder {
+            return;
+        }
+        let mine = self.incarnation();
+        if holder.as_deref() != Some(mine.as_str()) {
+            if let Some(app) = self.app() {
+                self.drop_tournaments(&app);
+            }
+        }
+        // Connections here whose tournament frames went to the last holder follow the next.
+        if before.is_some() && before.as_deref() != Some(mine.as_str()) {
+            for entry in self.session_members.iter() {
+                entry
+                    .value()
+                    .close_away("the tournaments' node changed: reconnect");
+            }
+            self.session_members.clear();
         }
     }
 
@@ -423,6 +552,9 @@ impl Cluster {
         let Some(app) = self.app() else {
             return Ok(());
         };
+        if let Err(e) = self.take_tournaments(&app).await {
+            tracing::warn!(error = %e, "cluster: tournaments not taken");
+        }
         let Some(store) = app.store().cloned() else {
             return Ok(());
         };
@@ -600,6 +732,14 @@ impl Cluster {
             app.hand_over(id).await;
             self.release(id).await;
         }
+        let held = *self.tournaments.lock().expect("tournaments");
+        if let Some(epoch) = held {
+            self.drop_tournaments(app);
+            let _ = self
+                .leases
+                .delete_expect_revision(TOURNAMENTS_KEY, Some(epoch))
+                .await;
+        }
         let _ = self.nodes.delete(&self.node).await;
         self.joined.store(false, Ordering::Relaxed);
         let _ = self.client.flush().await;
@@ -612,6 +752,7 @@ impl Cluster {
             "node": self.node,
             "joined": self.is_joined(),
             "rooms_owned": self.fences.len(),
+            "tournaments": self.tournaments.lock().expect("tournaments").is_some(),
             "nodes_alive": self.live.lock().expect("live").len(),
         })
     }

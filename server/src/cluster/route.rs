@@ -15,6 +15,7 @@ use std::sync::{Arc, Mutex};
 use async_nats::HeaderMap;
 use axum::extract::ws::Utf8Bytes;
 use futures_util::StreamExt;
+use hakem_protocol::tournament::{TournamentSummary, TournamentView};
 use hakem_protocol::{MatchState, MatchSummary, RequestId};
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
@@ -64,6 +65,41 @@ enum ToOwner {
     },
     /// The live matches of the owner.
     List,
+    /// A tournament frame of a connection at another node, to the node that runs the
+    /// tournaments, with what the connection said at `hello`.
+    Session {
+        from: String,
+        conn: ConnId,
+        token: Option<String>,
+        features: Vec<String>,
+        frame: String,
+    },
+    /// That connection is gone.
+    SessionClosed {
+        from: String,
+        conn: ConnId,
+    },
+    Assistant {
+        match_id: String,
+        token: String,
+    },
+    /// A tournament's decision on one of its boards (a forfeit), to the room's owner.
+    Declare {
+        match_id: String,
+        winner: hakem_protocol::Winner,
+        reason: String,
+        before_play: bool,
+    },
+    /// A match of a tournament ended, to the node that runs the tournaments.
+    Finished {
+        match_id: String,
+        result: hakem_protocol::RoundResult,
+    },
+    Tournaments,
+    Tournament {
+        id: String,
+        trf: bool,
+    },
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -77,6 +113,25 @@ enum Reply {
     },
     List {
         matches: Vec<MatchSummary>,
+    },
+    Credential {
+        token: Option<String>,
+    },
+    Refused {
+        message: String,
+    },
+    Tournaments {
+        tournaments: Vec<TournamentSummary>,
+    },
+    Tournament {
+        view: Box<TournamentView>,
+    },
+    Trf {
+        trf: String,
+    },
+    Unknown {
+        code: hakem_protocol::ErrorCode,
+        message: String,
     },
 }
 
@@ -373,6 +428,242 @@ async fn answer(cluster: &Arc<Cluster>, request: ToOwner) -> Reply {
         ToOwner::List => Reply::List {
             matches: app.local_summaries(),
         },
+        ToOwner::Session {
+            from,
+            conn,
+            token,
+            features,
+            frame,
+        } => {
+            if cluster.tournaments_holder().await != super::Holder::Here {
+                return Reply::Gone;
+            }
+            let outbox = cluster
+                .proxies
+                .entry((from.clone(), conn))
+                .or_insert_with(|| Proxy::new(cluster, &app, &from, conn))
+                .outbox
+                .clone();
+            let session = cluster
+                .remote_sessions
+                .entry((from, conn))
+                .or_insert_with(|| {
+                    Arc::new(crate::session::RemoteSession::new(
+                        app.clone(),
+                        app.next_conn_id(),
+                        outbox,
+                        token,
+                        &features,
+                    ))
+                })
+                .clone();
+            session.on_text(&frame).await;
+            Reply::Ok
+        }
+        ToOwner::SessionClosed { from, conn } => {
+            if let Some((_, session)) = cluster.remote_sessions.remove(&(from.clone(), conn)) {
+                session.close().await;
+            }
+            let idle = cluster
+                .proxies
+                .get(&(from.clone(), conn))
+                .is_some_and(|p| p.rooms.lock().expect("rooms").is_empty());
+            if idle {
+                cluster.proxies.remove(&(from, conn));
+            }
+            Reply::Ok
+        }
+        ToOwner::Assistant { match_id, token } => Reply::Credential {
+            token: app.tournaments.assistant_credential(&match_id, &token),
+        },
+        ToOwner::Declare {
+            match_id,
+            winner,
+            reason,
+            before_play,
+        } => {
+            let Some(room) = app.live(&match_id) else {
+                return Reply::Gone;
+            };
+            let command = hakem_round::Command::Declare {
+                scope: hakem_protocol::Scope::Round,
+                winner,
+                reason,
+            };
+            match room.decree(command, before_play).await {
+                Ok(()) => Reply::Ok,
+                Err(message) => Reply::Refused { message },
+            }
+        }
+        ToOwner::Finished { match_id, result } => {
+            app.tournaments.match_finished(&match_id, result);
+            Reply::Ok
+        }
+        ToOwner::Tournaments => Reply::Tournaments {
+            tournaments: app.tournaments.summaries(),
+        },
+        ToOwner::Tournament { id, trf } => {
+            let read = if trf {
+                app.tournaments.trf(&id).map(|trf| Reply::Trf { trf })
+            } else {
+                app.tournaments.view(&id).map(|view| Reply::Tournament {
+                    view: Box::new(view),
+                })
+            };
+            read.unwrap_or_else(|failure| Reply::Unknown {
+                code: failure.code,
+                message: failure.message,
+            })
+        }
+    }
+}
+
+/// A tournament frame of a connection here, for the node that runs the tournaments.
+pub(crate) struct SessionFrame {
+    pub conn: ConnId,
+    pub outbox: Outbox,
+    pub token: Option<String>,
+    pub features: Vec<String>,
+    pub frame: String,
+}
+
+/// Sends a tournament frame to the node that runs the tournaments (`at`); its answers come
+/// back through the connection's queue. False if that node did not take it.
+pub(crate) async fn send_session_frame(
+    cluster: &Arc<Cluster>,
+    at: &str,
+    frame: SessionFrame,
+) -> bool {
+    cluster.members.insert(frame.conn, frame.outbox.clone());
+    cluster
+        .session_members
+        .insert(frame.conn, frame.outbox.clone());
+    let request = ToOwner::Session {
+        from: cluster.incarnation(),
+        conn: frame.conn,
+        token: frame.token,
+        features: frame.features,
+        frame: frame.frame,
+    };
+    let room = RemoteRoom::new(cluster.clone(), at.to_string(), "");
+    matches!(room.request(&request).await, Ok(Reply::Ok))
+}
+
+/// A connection here whose tournament frames went elsewhere is gone.
+pub(crate) async fn session_closed(cluster: &Arc<Cluster>, conn: ConnId) {
+    cluster.session_members.remove(&conn);
+    let in_rooms = cluster
+        .remote_rooms
+        .iter()
+        .any(|e| e.value().contains(&conn));
+    if !in_rooms {
+        cluster.members.remove(&conn);
+    }
+    let request = ToOwner::SessionClosed {
+        from: cluster.incarnation(),
+        conn,
+    };
+    // Told to every node: the one that ran the tournaments then may not run them now.
+    for incarnation in cluster.others() {
+        let room = RemoteRoom::new(cluster.clone(), incarnation, "");
+        let _ = room.request(&request).await;
+    }
+}
+
+/// The assistant arbiter's credential, from the node that runs the tournaments (`at`).
+pub(crate) async fn assistant_credential(
+    cluster: &Arc<Cluster>,
+    at: &str,
+    match_id: &str,
+    token: &str,
+) -> Option<String> {
+    let room = RemoteRoom::new(cluster.clone(), at.to_string(), match_id);
+    let request = ToOwner::Assistant {
+        match_id: match_id.to_string(),
+        token: token.to_string(),
+    };
+    match room.request(&request).await {
+        Ok(Reply::Credential { token }) => token,
+        _ => None,
+    }
+}
+
+/// A tournament's board ended here: its result goes to the node that runs the tournaments
+/// (this one, or another; when none does, the next one reads it from the store as it starts
+/// them).
+pub(crate) async fn match_finished(
+    cluster: &Arc<Cluster>,
+    match_id: &str,
+    result: &hakem_protocol::RoundResult,
+) {
+    let Some(app) = cluster.app() else { return };
+    match cluster.tournaments_holder().await {
+        super::Holder::Here => app.tournaments.match_finished(match_id, result.clone()),
+        super::Holder::Elsewhere(at) => {
+            let room = RemoteRoom::new(cluster.clone(), at, match_id);
+            let request = ToOwner::Finished {
+                match_id: match_id.to_string(),
+                result: result.clone(),
+            };
+            if room.request(&request).await.is_err() {
+                tracing::warn!(%match_id, "cluster: result not told to the tournaments' node");
+            }
+        }
+        super::Holder::Nobody => {}
+    }
+}
+
+/// A tournament's forfeit on a board whose room runs at `owner`.
+pub(crate) async fn declare(
+    cluster: &Arc<Cluster>,
+    owner: &str,
+    match_id: &str,
+    winner: hakem_protocol::Winner,
+    reason: &str,
+    before_play: bool,
+) -> Result<(), String> {
+    let room = RemoteRoom::new(cluster.clone(), owner.to_string(), match_id);
+    let request = ToOwner::Declare {
+        match_id: match_id.to_string(),
+        winner,
+        reason: reason.to_string(),
+        before_play,
+    };
+    match room.request(&request).await {
+        Ok(Reply::Ok) => Ok(()),
+        Ok(Reply::Refused { message }) => Err(message),
+        _ => Err("the match's node did not answer".into()),
+    }
+}
+
+/// What the HTTP side reads of the tournaments, from the node that runs them.
+pub(crate) enum TournamentRead {
+    List(Vec<TournamentSummary>),
+    View(Box<TournamentView>),
+    Trf(String),
+    Refused(hakem_protocol::ErrorCode, String),
+    Unavailable,
+}
+
+pub(crate) async fn read_tournaments(
+    cluster: &Arc<Cluster>,
+    at: &str,
+    what: Option<(&str, bool)>,
+) -> TournamentRead {
+    let room = RemoteRoom::new(cluster.clone(), at.to_string(), "");
+    let request = match what {
+        None => ToOwner::Tournaments,
+        Some((id, trf)) => ToOwner::Tournament {
+            id: id.to_string(),
+            trf,
+        },
+    };
+    match room.request(&request).await {
+        Ok(Reply::Tournaments { tournaments }) => TournamentRead::List(tournaments),
+        Ok(Reply::Tournament { view }) => TournamentRead::View(view),
+        Ok(Reply::Trf { trf }) => TournamentRead::Trf(trf),
+        Ok(Reply::Unknown { code, message }) => TournamentRead::Refused(code, message),
+        _ => TournamentRead::Unavailable,
     }
 }
 

@@ -87,9 +87,28 @@ pub(super) async fn end_by_decree(
         winner,
         reason: reason.to_string(),
     };
-    match app.live(match_id) {
-        Some(room) => room.decree(command, before_play).await,
-        None if app.match_exists(match_id).await => Err("the match has ended".into()),
-        None => Err("no such match".into()),
+    if let Some(room) = app.live(match_id) {
+        return room.decree(command, before_play).await;
+    }
+    // In a cluster the board's room may run at another node.
+    if let Some(cluster) = app.cluster() {
+        if let Some(owner) = cluster.lease(match_id).await {
+            if owner.incarnation != cluster.incarnation() {
+                return crate::cluster::route::declare(
+                    cluster,
+                    &owner.incarnation,
+                    match_id,
+                    winner,
+                    reason,
+                    before_play,
+                )
+                .await;
+            }
+        }
+    }
+    if app.match_exists(match_id).await {
+        Err("the match has ended".into())
+    } else {
+        Err("no such match".into())
     }
 }

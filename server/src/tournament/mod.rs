@@ -101,7 +101,7 @@ pub struct Failure {
 }
 
 impl Failure {
-    fn new(code: ErrorCode, message: impl Into<String>) -> Failure {
+    pub(crate) fn new(code: ErrorCode, message: impl Into<String>) -> Failure {
         Failure {
             code,
             message: message.into(),
@@ -190,6 +190,11 @@ impl Tournaments {
         };
         self.by_id.insert(id, handle.clone());
         handle
+    }
+
+    /// Stops every tournament's owner here (in a cluster, another node runs them now).
+    pub fn unload_all(&self) {
+        self.by_id.clear();
     }
 
     /// The tournament's view now and after each change; only the latest view is kept, so a
