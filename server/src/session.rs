@@ -1677,12 +1677,18 @@ impl RemoteSession {
     }
 }
 
-/// The messages of a tournament (as opposed to a match).
+/// The messages of a tournament or of the lobby (as opposed to a match's): in a cluster, one
+/// node runs the tournaments and the lobby.
 fn is_tournament_message(message: &ClientMessage) -> bool {
     use ClientMessage::*;
     matches!(
         message,
-        CreateTournament(_)
+        Seek(_)
+            | CancelSeek { .. }
+            | AcceptSeek { .. }
+            | WatchLobby
+            | UnwatchLobby
+            | CreateTournament(_)
             | AddPlayers { .. }
             | StartTournament { .. }
             | PairNext { .. }

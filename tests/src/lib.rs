@@ -342,6 +342,8 @@ pub struct Client {
     inbox: VecDeque<Value>,
     next_id: u64,
     pub name: String,
+    /// The `welcome`, when the connection was opened by [`Client::connect_url_as`].
+    welcome: Value,
 }
 
 impl Client {
@@ -363,6 +365,7 @@ impl Client {
             inbox: VecDeque::new(),
             next_id: 1,
             name: name.to_string(),
+            welcome: Value::Null,
         })
     }
 
@@ -387,7 +390,13 @@ impl Client {
             .await;
         let welcome = client.next().await;
         assert_eq!(welcome["type"], "welcome", "{name}: {welcome}");
+        client.welcome = welcome;
         client
+    }
+
+    /// What the `welcome` of [`Client::connect_url_as`] said of the connection's identity.
+    pub fn welcome_identity(&self) -> &Value {
+        &self.welcome["identity"]
     }
 
     /// The next frame, or `None` once the connection is closed (or silent for long).

@@ -728,6 +728,23 @@ async fn decide(cluster: &Cluster, at: usize, match_id: &str, arbiter: &str, win
     }
 }
 
+/// A connection with an account's token, once the node knows the account.
+async fn logged_in(url: &str, name: &str, token: &str) -> Client {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let client = Client::connect_url_as(url, name, token).await;
+        let identity = client.welcome_identity();
+        if identity["kind"] == "player" {
+            return client;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{name} never known at {url}: {identity}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
 fn holder_of_tournaments(cluster: &Cluster) -> Option<usize> {
     (0..3).find(|&i| cluster.nodes[i].is_some() && cluster.health(i)["tournaments"] == true)
 }
@@ -870,4 +887,71 @@ async fn a_tournament_is_run_by_one_node_used_from_every_node_and_survives_its_l
         json!(id),
         "{listed}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn accounts_made_at_one_node_meet_in_the_lobby_through_two_others_and_play() {
+    let Some(cluster) = Cluster::start(3) else {
+        return;
+    };
+    wait_holder(&cluster);
+    // Two accounts, made at n1.
+    let mut tokens = Vec::new();
+    for name in ["ayse", "bora"] {
+        let made = as_organizer(
+            &cluster,
+            0,
+            json!({"type": "create_account", "name": name, "kind": "player"}),
+        )
+        .await;
+        tokens.push(made["token"].as_str().expect("a token").to_string());
+    }
+    // The other nodes read the accounts again every 2 s: each logs in once its node knows it.
+    let mut ayse = logged_in(&cluster.url(1), "ayse", &tokens[0]).await;
+    let mut bora = logged_in(&cluster.url(2), "bora", &tokens[1]).await;
+    let posted = ayse
+        .request(json!({"type": "seek", "game": "pentago", "sets": 1}))
+        .await;
+    assert_eq!(posted["type"], "seek_posted", "{posted}");
+    let seek = posted["seek"]["seek"].clone();
+    let mut watcher = Client::try_connect_url(&cluster.url(0), "watcher")
+        .await
+        .unwrap();
+    let lobby = watcher.request(json!({"type": "watch_lobby"})).await;
+    assert_eq!(
+        lobby["seeks"][0]["seek"],
+        seek,
+        "the seek is seen at every node: {lobby} {:?}",
+        (0..3).map(|i| cluster.health(i)).collect::<Vec<_>>()
+    );
+    let accepted = bora
+        .accepted(json!({"type": "accept_seek", "seek": seek}))
+        .await;
+    let match_id = accepted["match"].as_str().unwrap().to_string();
+    let mut seats = Vec::new();
+    for player in [&mut ayse, &mut bora] {
+        let seat = player
+            .find(|f| f["type"] == "your_match" && f["match"] == match_id.as_str())
+            .await;
+        seats.push(seat);
+    }
+    // Both join their match from their own nodes and play it.
+    for (player, seat) in [&mut ayse, &mut bora].into_iter().zip(&seats) {
+        player
+            .accepted(json!({"type": "join", "match": match_id, "seat_token": seat["seat_token"]}))
+            .await;
+        player
+            .accepted(json!({"type": "ready", "match": match_id}))
+            .await;
+    }
+    let (first, second) = if seats[0]["seat"] == "p1" {
+        (&mut ayse, &mut bora)
+    } else {
+        (&mut bora, &mut ayse)
+    };
+    first
+        .accepted(json!({"type": "move", "match": match_id, "move": TR_FIRST_WINS[0]}))
+        .await;
+    let moved = second.event("moved").await;
+    assert_eq!(moved["event"]["move"], TR_FIRST_WINS[0], "{moved}");
 }
