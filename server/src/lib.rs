@@ -608,8 +608,10 @@ impl App {
         if let Some(room) = self.live(match_id) {
             return Some(Found::Live(RoomHandle::Local(room)));
         }
-        if let Some(room) = self.find_in_cluster(match_id).await {
-            return Some(Found::Live(room));
+        if self.cluster().is_some() {
+            if let Some(room) = Box::pin(self.find_in_cluster(match_id)).await {
+                return Some(Found::Live(room));
+            }
         }
         self.archived(match_id).await.map(Found::Archived)
     }
@@ -621,13 +623,13 @@ impl App {
             return Some(RoomHandle::Local(room));
         }
         if let Some(cluster) = self.cluster() {
-            if let Some(room) = self.find_in_cluster(match_id).await {
+            if let Some(room) = Box::pin(self.find_in_cluster(match_id)).await {
                 return Some(room);
             }
             // Finished: taken here to be acted in, under a lease of its own.
             let store = self.store.as_ref()?;
-            if cluster.claim_new(store, match_id).await.is_err() {
-                return self.find_in_cluster(match_id).await;
+            if Box::pin(cluster.claim_new(store, match_id)).await.is_err() {
+                return Box::pin(self.find_in_cluster(match_id)).await;
             }
         }
         let store = self.store.as_ref()?;
@@ -954,8 +956,7 @@ impl App {
         };
         let created_ms = wall_clock_ms();
         if let (Some(cluster), Some(store)) = (self.cluster(), &self.store) {
-            cluster
-                .claim_new(store, &match_id)
+            Box::pin(cluster.claim_new(store, &match_id))
                 .await
                 .map_err(CreateError::Store)?;
         }
@@ -965,7 +966,7 @@ impl App {
             spec.spectator_delay = spectator_delay;
             if let Err(e) = store.create_match(&match_id, &spec, created_ms).await {
                 if let Some(cluster) = self.cluster() {
-                    cluster.release(&match_id).await;
+                    Box::pin(cluster.release(&match_id)).await;
                 }
                 return Err(CreateError::Store(e.to_string()));
             }

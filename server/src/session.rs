@@ -559,7 +559,7 @@ impl Session {
         let re = frame.id;
         if self.identity.is_some()
             && is_tournament_message(&frame.message)
-            && self.tournaments_elsewhere(re.clone(), text).await
+            && Box::pin(self.tournaments_elsewhere(re.clone(), text)).await
         {
             return;
         }
@@ -1391,7 +1391,7 @@ impl Session {
     async fn enter(&mut self, re: Option<RequestId>, match_id: String, mut entry: Entry) {
         // An assistant arbiter's token opens the boards they look after as their arbiter.
         if let Credential::Arbiter(token) = &entry.credential {
-            if let Some(real) = self.app.assistant_credential(&match_id, token).await {
+            if let Some(real) = Box::pin(self.app.assistant_credential(&match_id, token)).await {
                 entry.credential = Credential::Arbiter(real);
             }
         }
@@ -1608,7 +1608,8 @@ impl Session {
                 outbox: self.outbox.clone(),
                 re: re.clone(),
                 received,
-                speaker: self.speaker(),
+                // Only a room elsewhere reads the frame again, and needs the speaker with it.
+                speaker: matches!(room, RoomHandle::Remote(_)).then(|| self.speaker()),
             };
             let sent = room.act(self.conn, action.clone(), frame, context).await;
             if sent.is_ok() {
@@ -1625,7 +1626,7 @@ impl Session {
     async fn leave_all(&mut self) {
         if self.routed {
             if let Some(cluster) = self.app.cluster() {
-                crate::cluster::route::session_closed(cluster, self.conn).await;
+                Box::pin(crate::cluster::route::session_closed(cluster, self.conn)).await;
             }
         }
         for (_, task) in self.watching.drain() {

@@ -324,6 +324,21 @@ impl Server {
         self.child.id()
     }
 
+    /// Waits at most `patience` for the process to exit: whether it exited successfully, or
+    /// `None` if it is still running.
+    pub fn wait_within(&mut self, patience: Duration) -> Option<bool> {
+        let deadline = std::time::Instant::now() + patience;
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Some(status.success());
+            }
+            if std::time::Instant::now() >= deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     /// Waits for the process to exit and returns whether it exited successfully.
     pub fn wait(&mut self) -> bool {
         self.child.wait().map(|s| s.success()).unwrap_or(false)

@@ -955,3 +955,31 @@ async fn accounts_made_at_one_node_meet_in_the_lobby_through_two_others_and_play
     let moved = second.event("moved").await;
     assert_eq!(moved["event"]["move"], TR_FIRST_WINS[0], "{moved}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_stops_cleanly_when_nats_is_gone() {
+    let Some(mut cluster) = Cluster::start(2) else {
+        return;
+    };
+    for node in 0..2 {
+        create(&cluster, node).await;
+    }
+    let _ = cluster.nats.child.kill();
+    let _ = cluster.nats.child.wait();
+    // Out of the cluster: it says so, and a SIGTERM still stops it (its rooms stop first).
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while cluster.node(0).get("/healthz").0 != 503 {
+        assert!(
+            Instant::now() < deadline,
+            "n1 still says it is in the cluster"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    cluster.signal(0, "-TERM");
+    let mut server = cluster.nodes[0].take().expect("running");
+    assert_eq!(
+        server.wait_within(Duration::from_secs(30)),
+        Some(true),
+        "a node must stop when NATS is out of reach"
+    );
+}

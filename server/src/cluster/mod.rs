@@ -32,6 +32,9 @@ use crate::outbox::{ConnId, Outbox};
 use crate::store::{Fences, Store};
 use crate::App;
 
+/// The longest a clean stop waits for NATS to take the leases back.
+const LEAVE_WITHIN: Duration = Duration::from_secs(10);
+
 /// How often a node reads the accounts again, for those made at the other nodes.
 const ACCOUNTS_EVERY: Duration = Duration::from_secs(2);
 
@@ -97,6 +100,11 @@ pub struct Cluster {
     ttl: Duration,
     /// The live incarnations, as last read.
     live: Mutex<HashSet<String>>,
+    /// When this node's own key was last renewed: a node that was paused takes nothing until
+    /// it has renewed it again (by then it has heard the others' renewals too).
+    renewed_at: Mutex<tokio::time::Instant>,
+    /// When each incarnation's key was last seen renewed, and its node's name.
+    heard: Mutex<HashMap<String, (String, tokio::time::Instant)>>,
     /// Every room's lease, as the bucket was last seen.
     owners: DashMap<String, Lease>,
     /// The rooms this node owns, with their epochs; the store fences its writes with it.
@@ -187,6 +195,8 @@ impl Cluster {
             leases,
             ttl: settings.ttl,
             live: Mutex::default(),
+            heard: Mutex::default(),
+            renewed_at: Mutex::new(tokio::time::Instant::now()),
             owners: DashMap::new(),
             fences: Arc::new(DashMap::new()),
             joined: AtomicBool::new(false),
@@ -235,6 +245,7 @@ impl Cluster {
             .map_err(|e| format!("NATS: node key not written: {e}"))?;
         self.live.lock().expect("live").insert(key.incarnation);
         self.joined.store(true, Ordering::Relaxed);
+        *self.renewed_at.lock().expect("renewed") = tokio::time::Instant::now();
         Ok(revision)
     }
 
@@ -245,9 +256,12 @@ impl Cluster {
         if let Some(store) = app.store() {
             store.fence_with(self.fences.clone());
         }
+        self.follow_nodes().await?;
         self.follow_leases().await?;
         route::serve(self.clone()).await?;
-        // Knows its peers from the start (the scan keeps it up to date).
+        // Knows its peers from the start (the watch delivers every key at once; the scan
+        // keeps the set up to date).
+        tokio::time::sleep(Duration::from_millis(200)).await;
         let live = self.read_live().await?;
         *self.live.lock().expect("live") = live;
         let cluster = self.clone();
@@ -279,13 +293,19 @@ impl Cluster {
                 Ok(next) => {
                     revision = next;
                     self.joined.store(true, Ordering::Relaxed);
+                    *self.renewed_at.lock().expect("renewed") = tokio::time::Instant::now();
                     metrics::counter!("hakem_cluster_lease_renewals_total").increment(1);
                 }
                 Err(e) => {
                     let lost = matches!(e.kind(), kv::UpdateErrorKind::WrongLastRevision);
                     tracing::warn!(error = %e, lost, "cluster: node key not renewed");
                     if !lost {
-                        // NATS is out of reach: keep trying while the lease may still hold.
+                        // NATS is out of reach: keep trying. Past the TTL the others count
+                        // this node out (its rooms' writes are then refused by the fence, and
+                        // end them); it says so to whoever asks.
+                        if self.renewed_at.lock().expect("renewed").elapsed() >= self.ttl {
+                            self.joined.store(false, Ordering::Relaxed);
+                        }
                         continue;
                     }
                     self.joined.store(false, Ordering::Relaxed);
@@ -519,26 +539,70 @@ impl Cluster {
         }
     }
 
-    /// The live incarnations, read from the nodes bucket.
+    /// The live incarnations: those whose key this node saw renewed within the TTL (see
+    /// [`Cluster::follow_nodes`]), and itself.
     async fn read_live(&self) -> Result<HashSet<String>, String> {
-        let mut keys = self.nodes.keys().await.map_err(|e| e.to_string())?;
-        let mut names = Vec::new();
-        while let Some(key) = keys.next().await {
-            names.push(key.map_err(|e| e.to_string())?);
-        }
-        let mut live = HashSet::new();
-        for name in names {
-            if let Ok(Some(value)) = self.nodes.get(&name).await {
-                if let Ok(key) = serde_json::from_slice::<NodeKey>(&value) {
-                    live.insert(key.incarnation);
-                }
-            }
-        }
+        let mut live: HashSet<String> = {
+            let heard = self.heard.lock().expect("heard");
+            heard
+                .iter()
+                .filter(|(_, (_, at))| at.elapsed() < self.ttl)
+                .map(|(incarnation, _)| incarnation.clone())
+                .collect()
+        };
         live.insert(self.incarnation());
         Ok(live)
     }
 
+    /// Follows the nodes bucket: every renewal of a node's key is a sign of its life (the
+    /// keys are renewed four times a TTL); a key deleted is a node that left.
+    async fn follow_nodes(self: &Arc<Cluster>) -> Result<(), String> {
+        let mut watch = self
+            .nodes
+            .watch_all()
+            .await
+            .map_err(|e| format!("NATS: nodes bucket not watched: {e}"))?;
+        let cluster = Arc::downgrade(self);
+        tokio::spawn(async move {
+            loop {
+                while let Some(entry) = watch.next().await {
+                    let Some(cluster) = cluster.upgrade() else {
+                        return;
+                    };
+                    let Ok(entry) = entry else { continue };
+                    let mut heard = cluster.heard.lock().expect("heard");
+                    match entry.operation {
+                        kv::Operation::Put => {
+                            if let Ok(key) = serde_json::from_slice::<NodeKey>(&entry.value) {
+                                heard.insert(
+                                    key.incarnation,
+                                    (key.node, tokio::time::Instant::now()),
+                                );
+                            }
+                        }
+                        kv::Operation::Delete | kv::Operation::Purge => {
+                            heard.retain(|_, (node, _)| *node != entry.key);
+                        }
+                    }
+                }
+                // The watch ended (NATS was out of reach): watch again.
+                let Some(again) = cluster.upgrade() else {
+                    return;
+                };
+                tokio::time::sleep(again.ttl / 4).await;
+                match again.nodes.watch_all().await {
+                    Ok(next) => watch = next,
+                    Err(e) => tracing::warn!(error = %e, "cluster: nodes bucket not watched again"),
+                }
+            }
+        });
+        Ok(())
+    }
+
     async fn scan(self: &Arc<Cluster>) -> Result<(), String> {
+        if self.renewed_at.lock().expect("renewed").elapsed() > self.ttl / 2 {
+            return Ok(());
+        }
         let live = self.read_live().await?;
         let gone: Vec<String> = {
             let mut known = self.live.lock().expect("live");
@@ -727,23 +791,37 @@ impl Cluster {
     /// A clean stop: every room handed over (stopped here, its lease let go, so that the
     /// other nodes take it at once), then this node's key.
     pub async fn leave(&self, app: &App) {
+        // The rooms stop here first (no NATS needed), then their leases are let go; a NATS
+        // out of reach holds the stop up for a few seconds at most: the others then take the
+        // rooms when this node's key ages out.
         let ids: Vec<String> = self.fences.iter().map(|e| e.key().clone()).collect();
         for id in &ids {
             app.hand_over(id).await;
-            self.release(id).await;
         }
         let held = *self.tournaments.lock().expect("tournaments");
-        if let Some(epoch) = held {
+        if held.is_some() {
             self.drop_tournaments(app);
-            let _ = self
-                .leases
-                .delete_expect_revision(TOURNAMENTS_KEY, Some(epoch))
-                .await;
         }
-        let _ = self.nodes.delete(&self.node).await;
+        let release = async {
+            for id in &ids {
+                self.release(id).await;
+            }
+            if let Some(epoch) = held {
+                let _ = self
+                    .leases
+                    .delete_expect_revision(TOURNAMENTS_KEY, Some(epoch))
+                    .await;
+            }
+            let _ = self.nodes.delete(&self.node).await;
+            let _ = self.client.flush().await;
+        };
+        let released = tokio::time::timeout(LEAVE_WITHIN, release).await.is_ok();
         self.joined.store(false, Ordering::Relaxed);
-        let _ = self.client.flush().await;
-        tracing::info!(rooms = ids.len(), "cluster: left, rooms handed over");
+        tracing::info!(
+            rooms = ids.len(),
+            released,
+            "cluster: left, rooms handed over"
+        );
     }
 
     /// What `/healthz` says of the cluster.

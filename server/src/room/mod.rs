@@ -460,7 +460,9 @@ impl RoomHandle {
     pub async fn join(&self, join: Join) -> Result<(), Gone> {
         match self {
             RoomHandle::Local(room) => room.join(join).await,
-            RoomHandle::Remote(room) => room.join(join).await,
+            // Boxed: a room elsewhere is the rare case, and its request is a large future in
+            // every connection's task.
+            RoomHandle::Remote(room) => Box::pin(room.join(join)).await,
         }
     }
 
@@ -468,7 +470,7 @@ impl RoomHandle {
     pub async fn leave(&self, conn: ConnId) -> Result<(), Gone> {
         match self {
             RoomHandle::Local(room) => room.leave(conn).await,
-            RoomHandle::Remote(room) => room.leave(conn).await,
+            RoomHandle::Remote(room) => Box::pin(room.leave(conn)).await,
         }
     }
 
@@ -486,7 +488,10 @@ impl RoomHandle {
                 room.act(conn, action, context.outbox, context.re, context.received)
                     .await
             }
-            RoomHandle::Remote(room) => room.act(conn, frame, context.speaker).await,
+            RoomHandle::Remote(room) => {
+                let speaker = context.speaker.unwrap_or_default();
+                Box::pin(room.act(conn, frame, speaker)).await
+            }
         }
     }
 
@@ -494,7 +499,7 @@ impl RoomHandle {
     pub async fn state(&self) -> Option<MatchState> {
         match self {
             RoomHandle::Local(room) => Some(room.state()),
-            RoomHandle::Remote(room) => room.state().await,
+            RoomHandle::Remote(room) => Box::pin(room.state()).await,
         }
     }
 
@@ -513,7 +518,8 @@ pub struct ActContext {
     pub re: Option<RequestId>,
     /// When the frame arrived, for the latency histogram.
     pub received: Instant,
-    pub speaker: Speaker,
+    /// Who sends it, for a room elsewhere (a room here has it in the action).
+    pub speaker: Option<Speaker>,
 }
 
 /// The way to a room running on this node. Cheap to clone.
