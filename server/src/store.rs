@@ -1457,38 +1457,78 @@ fn sqlite_batch(matches: usize, events: usize, finished: usize, chat: usize) -> 
     sql
 }
 
-/// The statements every PostgreSQL batch runs, as common table expressions (see below).
+/// The statements every PostgreSQL batch runs, as common table expressions (see below). A
+/// fenced batch (a cluster's node, see [`Fences`]) first locks the fences of its matches and
+/// writes nothing unless each stands at the node's epoch: `$fence` is that part, `$go` the
+/// condition every write is under, `$last` what the statement answers (the matches whose
+/// fence did not stand).
 macro_rules! postgres_batch {
-    ($($more:literal)?) => {
+    (fence: $fence:expr, go: $go:expr, and_go: $and_go:expr, chat: $chat:expr, last: $last:expr) => {
         concat!(
-            "WITH new_matches AS (
+            "WITH ", $fence, "new_matches AS (
     INSERT INTO matches (id, created_ms, spec, finished)
     SELECT id, created_ms, spec, 0 FROM UNNEST($1::text[], $2::bigint[], $3::text[])
-        AS t(id, created_ms, spec)
+        AS t(id, created_ms, spec)", $go, "
 ), new_events AS (
     INSERT INTO events (match_id, seq, at_ms, frame)
-    SELECT * FROM UNNEST($4::text[], $5::bigint[], $6::bigint[], $7::text[])
+    SELECT * FROM UNNEST($4::text[], $5::bigint[], $6::bigint[], $7::text[]) AS t", $go, "
 ), ended AS (
     UPDATE matches SET finished = 1, finished_ms = t.at_ms, summary = t.summary
     FROM UNNEST($8::text[], $9::bigint[], $10::text[]) AS t(id, at_ms, summary)
-    WHERE matches.id = t.id
-)", $($more,)? "
-SELECT 1"
+    WHERE matches.id = t.id", $and_go, "
+)", $chat, "
+", $last
+        )
+    };
+    (chat: $chat:expr) => {
+        postgres_batch!(fence: "", go: "", and_go: "", chat: $chat, last: "SELECT 1")
+    };
+    (fenced, $ids:literal, $epochs:literal, chat: $chat:expr) => {
+        postgres_batch!(
+            fence: concat!("expected AS (
+    SELECT * FROM UNNEST($", $ids, "::text[], $", $epochs, "::bigint[]) AS e(id, epoch)
+), locked AS (
+    SELECT match_id, epoch FROM room_leases WHERE match_id IN (SELECT id FROM expected)
+    FOR SHARE
+), refused AS (
+    SELECT e.id FROM expected e LEFT JOIN locked l ON l.match_id = e.id AND l.epoch = e.epoch
+    WHERE l.match_id IS NULL
+), ok AS (
+    SELECT NOT EXISTS (SELECT 1 FROM refused) AS go
+), "),
+            go: " WHERE (SELECT go FROM ok)",
+            and_go: " AND (SELECT go FROM ok)",
+            chat: $chat,
+            last: "SELECT id FROM refused"
+        )
+    };
+}
+
+/// The chat messages of a batch, when it has any.
+macro_rules! chat_rows {
+    ($go:literal) => {
+        concat!(
+            ", new_chat AS (
+    INSERT INTO chat_messages (match_id, channel, n, author, role, account, text, at_ms)
+    SELECT * FROM UNNEST($11::text[], $12::text[], $13::bigint[], $14::text[], $15::text[],
+        $16::text[], $17::text[], $18::bigint[]) AS t",
+            $go,
+            "
+)"
         )
     };
 }
 
 /// The same in one statement on PostgreSQL (its own transaction): the rows as arrays.
-const POSTGRES_BATCH: &str = postgres_batch!();
+const POSTGRES_BATCH: &str = postgres_batch!(chat: "");
 
 /// [`POSTGRES_BATCH`] with chat messages too (a batch without any uses the one above).
-const POSTGRES_BATCH_WITH_CHAT: &str = postgres_batch!(
-    ", new_chat AS (
-    INSERT INTO chat_messages (match_id, channel, n, author, role, account, text, at_ms)
-    SELECT * FROM UNNEST($11::text[], $12::text[], $13::bigint[], $14::text[], $15::text[],
-        $16::text[], $17::text[], $18::bigint[])
-)"
-);
+const POSTGRES_BATCH_WITH_CHAT: &str = postgres_batch!(chat: chat_rows!(""));
+
+/// The fenced batches: the expected epochs as the last two arrays.
+const POSTGRES_FENCED_BATCH: &str = postgres_batch!(fenced, "11", "12", chat: "");
+const POSTGRES_FENCED_BATCH_WITH_CHAT: &str =
+    postgres_batch!(fenced, "19", "20", chat: chat_rows!(" WHERE (SELECT go FROM ok)"));
 
 /// Statements of a batch kept prepared at most (each is `SQLITE_ROWS` rows of one table).
 const KEPT_STATEMENTS: usize = 8;
@@ -1567,6 +1607,16 @@ async fn commit_postgres(
     conn: &mut sqlx::PgConnection,
     rows: &Rows<'_>,
 ) -> Result<(), sqlx::Error> {
+    commit_postgres_with(conn, rows, None).await.map(|_| ())
+}
+
+/// [`commit_postgres`], fenced when `fence` gives the batch's matches and this node's epoch
+/// for each: then the matches whose fence did not stand are returned, and nothing was written.
+async fn commit_postgres_with(
+    conn: &mut sqlx::PgConnection,
+    rows: &Rows<'_>,
+    fence: Option<(Vec<&str>, Vec<i64>)>,
+) -> Result<Vec<String>, sqlx::Error> {
     let column = |n: usize| -> Vec<&str> {
         match n {
             0 => rows.matches.iter().map(|r| r.0).collect(),
@@ -1577,10 +1627,11 @@ async fn commit_postgres(
             _ => rows.finished.iter().map(|r| r.2).collect(),
         }
     };
-    let sql = if rows.chat.is_empty() {
-        POSTGRES_BATCH
-    } else {
-        POSTGRES_BATCH_WITH_CHAT
+    let sql = match (rows.chat.is_empty(), fence.is_some()) {
+        (true, false) => POSTGRES_BATCH,
+        (false, false) => POSTGRES_BATCH_WITH_CHAT,
+        (true, true) => POSTGRES_FENCED_BATCH,
+        (false, true) => POSTGRES_FENCED_BATCH_WITH_CHAT,
     };
     let mut query = sqlx::query(sql)
         .bind(column(0))
@@ -1609,7 +1660,17 @@ async fn commit_postgres(
             .bind(chat.iter().map(|r| r.text).collect::<Vec<&str>>())
             .bind(chat.iter().map(|r| r.at_ms).collect::<Vec<i64>>());
     }
-    query.execute(&mut *conn).await.map(|_| ())
+    let Some((ids, epochs)) = fence else {
+        return query.execute(&mut *conn).await.map(|_| Vec::new());
+    };
+    query
+        .bind(ids)
+        .bind(epochs)
+        .fetch_all(&mut *conn)
+        .await?
+        .iter()
+        .map(|row| row.try_get::<String, _>(0))
+        .collect()
 }
 
 enum Fault {
@@ -1617,51 +1678,38 @@ enum Fault {
     Fenced(HashSet<String>),
 }
 
-/// [`commit_postgres`] in a transaction that first checks, holding them, that the fences of
-/// the batch's matches still stand at this node's epochs.
+/// [`commit_postgres`] with the batch's fences checked in the same statement: a match not
+/// fenced for this node at all is refused without asking.
 async fn commit_postgres_fenced(
     conn: &mut PoolConnection<Postgres>,
     rows: &Rows<'_>,
     writes: &[&Write],
     fences: &Fences,
 ) -> Result<(), Fault> {
-    use sqlx::Connection;
-    let ids: Vec<&str> = {
-        let set: HashSet<&str> = writes.iter().map(|w| match_of(w)).collect();
-        set.into_iter().collect()
-    };
-    let mut tx = conn.begin().await.map_err(Fault::Sql)?;
-    let standing = sqlx::query(
-        "SELECT match_id, epoch FROM room_leases WHERE match_id = ANY($1::text[]) FOR SHARE",
-    )
-    .bind(&ids)
-    .fetch_all(&mut *tx)
-    .await
-    .map_err(Fault::Sql)?;
-    let standing: std::collections::HashMap<String, i64> = standing
-        .iter()
-        .map(|row| Ok((row.try_get(0)?, row.try_get(1)?)))
-        .collect::<Result<_, sqlx::Error>>()
-        .map_err(Fault::Sql)?;
-    let fenced: HashSet<String> = ids
-        .iter()
-        .filter(|id| {
-            let mine = fences.get(**id).map(|epoch| *epoch as i64);
-            mine.is_none() || standing.get(**id).copied() != mine
-        })
-        .map(|id| id.to_string())
-        .collect();
-    if !fenced.is_empty() {
-        let _ = tx.rollback().await;
-        return Err(Fault::Fenced(fenced));
-    }
-    let outcome = commit_postgres(&mut tx, rows).await;
-    match outcome {
-        Ok(()) => tx.commit().await.map_err(Fault::Sql),
-        Err(e) => {
-            let _ = tx.rollback().await;
-            Err(Fault::Sql(e))
+    let ids: HashSet<&str> = writes.iter().map(|w| match_of(w)).collect();
+    let mut expected = (Vec::with_capacity(ids.len()), Vec::with_capacity(ids.len()));
+    let mut unfenced = HashSet::new();
+    for id in ids {
+        match fences.get(id) {
+            Some(epoch) => {
+                expected.0.push(id);
+                expected.1.push(i64::try_from(*epoch).unwrap_or(i64::MAX));
+            }
+            None => {
+                unfenced.insert(id.to_string());
+            }
         }
+    }
+    if !unfenced.is_empty() {
+        return Err(Fault::Fenced(unfenced));
+    }
+    let refused = commit_postgres_with(conn, rows, Some(expected))
+        .await
+        .map_err(Fault::Sql)?;
+    if refused.is_empty() {
+        Ok(())
+    } else {
+        Err(Fault::Fenced(refused.into_iter().collect()))
     }
 }
 
