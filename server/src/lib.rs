@@ -256,10 +256,23 @@ impl App {
         let created_ms = stored.created_ms;
         let (spec, replayed) = room::replay(stored, alive_ms)?;
         self.archive.forget(match_id);
+        self.start_stored(store, match_id.to_string(), spec, replayed, created_ms);
+        Ok(true)
+    }
+
+    /// Starts the room of a live match replayed from the store, its accounts seated.
+    fn start_stored(
+        &self,
+        store: &Store,
+        id: String,
+        spec: store::MatchSpec,
+        replayed: room::Replayed,
+        created_ms: u64,
+    ) {
         let tokens = Tokens::of_spec(&spec);
-        self.seat_accounts(match_id, &spec.game, &spec.variant, &tokens);
+        self.seat_accounts(&id, &spec.game, &spec.variant, &tokens);
         let start = Start {
-            id: match_id.to_string(),
+            id,
             round: replayed.round,
             tokens,
             frames: replayed.frames,
@@ -271,7 +284,6 @@ impl App {
             spectator_delay: spec.spectator_delay,
         };
         self.start_room(start, spec.house_bot);
-        Ok(true)
     }
 
     /// The arbiter token a tournament's assistant arbiter joins a board with (see
@@ -314,7 +326,7 @@ impl App {
                     tokio::time::sleep(std::time::Duration::from_millis(20)).await;
                     continue;
                 }
-                Some(lease) if cluster.is_alive(&lease.incarnation).await => {
+                Some(lease) if cluster.is_alive(lease).await => {
                     return Some(RoomHandle::Remote(cluster::route::RemoteRoom::new(
                         cluster.clone(),
                         lease.incarnation.clone(),
@@ -541,23 +553,7 @@ impl App {
             let id = stored.id.clone();
             let created_ms = stored.created_ms;
             match room::replay(stored, alive_ms) {
-                Ok((spec, replayed)) => {
-                    let tokens = Tokens::of_spec(&spec);
-                    self.seat_accounts(&id, &spec.game, &spec.variant, &tokens);
-                    let start = Start {
-                        id,
-                        round: replayed.round,
-                        tokens,
-                        frames: replayed.frames,
-                        times: replayed.times,
-                        created_ms,
-                        store: Some(store.clone()),
-                        finished: Some(self.finished.clone()),
-                        settings: self.room_settings,
-                        spectator_delay: spec.spectator_delay,
-                    };
-                    self.start_room(start, spec.house_bot);
-                }
+                Ok((spec, replayed)) => self.start_stored(store, id, spec, replayed, created_ms),
                 Err(e) => tracing::error!(match_id = %id, error = %e, "match not restored"),
             }
         }

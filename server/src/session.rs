@@ -985,7 +985,7 @@ impl Session {
             return false;
         };
         use crate::cluster::Holder;
-        match cluster.tournaments_holder().await {
+        match cluster.tournaments_holder_soon().await {
             Holder::Here => false,
             Holder::Nobody => {
                 self.error(

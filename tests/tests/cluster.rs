@@ -92,10 +92,17 @@ struct Cluster {
     nodes: Vec<Option<Server>>,
     /// Each node's address, kept across its restarts.
     addrs: Vec<String>,
+    /// Last: dropped after the nodes and NATS are gone.
+    _turn: std::sync::MutexGuard<'static, ()>,
 }
+
+/// One cluster at a time: three nodes each, run side by side, would share this machine's cores
+/// with every other test and measure that rather than the cluster.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 impl Cluster {
     fn start(count: usize) -> Option<Cluster> {
+        let turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
         let nats = Nats::start()?;
         let database = Database::postgres()?;
         let mut cluster = Cluster {
@@ -103,6 +110,7 @@ impl Cluster {
             database,
             nodes: Vec::new(),
             addrs: Vec::new(),
+            _turn: turn,
         };
         for i in 0..count {
             let port = TcpListener::bind("127.0.0.1:0")

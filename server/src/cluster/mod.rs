@@ -365,14 +365,10 @@ impl Cluster {
         if self.tournaments.lock().expect("tournaments").is_some() {
             return Holder::Here;
         }
-        match self
-            .owners
-            .get(TOURNAMENTS_KEY)
-            .map(|l| l.incarnation.clone())
-        {
-            Some(incarnation) if incarnation != self.incarnation() => {
-                if self.is_alive(&incarnation).await {
-                    Holder::Elsewhere(incarnation)
+        match self.owners.get(TOURNAMENTS_KEY).map(|l| l.clone()) {
+            Some(lease) if lease.incarnation != self.incarnation() => {
+                if self.is_alive(&lease).await {
+                    Holder::Elsewhere(lease.incarnation)
                 } else {
                     Holder::Nobody
                 }
@@ -393,16 +389,12 @@ impl Cluster {
                 return Ok(());
             }
         }
-        let value = self.lease_value()?;
-        let taken = match &lease {
-            None => self.leases.create(TOURNAMENTS_KEY, value.into()).await.ok(),
-            Some(lease) => self
-                .leases
-                .update(TOURNAMENTS_KEY, value.into(), lease.revision)
-                .await
-                .ok(),
-        };
-        let Some(epoch) = taken else {
+        if let Some(lease) = &lease {
+            if self.still_registered(lease).await {
+                return Ok(());
+            }
+        }
+        let Some(epoch) = self.take_lease(TOURNAMENTS_KEY, lease.as_ref()).await? else {
             return Ok(());
         };
         *self.tournaments.lock().expect("tournaments") = Some(epoch);
@@ -411,13 +403,14 @@ impl Cluster {
         Ok(())
     }
 
-    /// Keeps [`Cluster::owners`] up to date from the rooms bucket; a room this node runs whose
+    /// Keeps [`Cluster::owners`] up to date from the rooms bucket (each key's last value
+    /// first, then every change); a room this node runs whose
     /// lease went to another is given up, and members here of a room that changed hands are
     /// told to reconnect.
     async fn follow_leases(self: &Arc<Cluster>) -> Result<(), String> {
         let mut watch = self
             .leases
-            .watch_all()
+            .watch_with_history(">")
             .await
             .map_err(|e| format!("NATS: rooms bucket not watched: {e}"))?;
         let cluster = Arc::downgrade(self);
@@ -434,10 +427,10 @@ impl Cluster {
                             continue;
                         };
                         lease.revision = entry.revision;
-                        cluster.lease_changed(&id, Some(lease));
+                        cluster.lease_changed(&id, Some(lease), entry.revision);
                     }
                     kv::Operation::Delete | kv::Operation::Purge => {
-                        cluster.lease_changed(&id, None);
+                        cluster.lease_changed(&id, None, entry.revision);
                     }
                 }
             }
@@ -445,9 +438,10 @@ impl Cluster {
         Ok(())
     }
 
-    fn lease_changed(&self, id: &str, lease: Option<Lease>) {
+    /// A change of a lease, `revision` its place in the bucket's history.
+    fn lease_changed(&self, id: &str, lease: Option<Lease>, revision: u64) {
         if id == TOURNAMENTS_KEY {
-            return self.tournaments_lease_changed(lease);
+            return self.tournaments_lease_changed(lease, revision);
         }
         let before = match &lease {
             Some(lease) => self.owners.insert(id.to_string(), lease.clone()),
@@ -481,7 +475,7 @@ impl Cluster {
         }
     }
 
-    fn tournaments_lease_changed(&self, lease: Option<Lease>) {
+    fn tournaments_lease_changed(&self, lease: Option<Lease>, revision: u64) {
         let before = match &lease {
             Some(lease) => self
                 .owners
@@ -496,7 +490,11 @@ impl Cluster {
             return;
         }
         let mine = self.incarnation();
-        if holder.as_deref() != Some(mine.as_str()) {
+        // Only a change after this node took the lease takes it away (the bucket's history
+        // may reach this node after its own compare-and-set has).
+        let ours = *self.tournaments.lock().expect("tournaments");
+        let lost = ours.is_some_and(|epoch| revision > epoch);
+        if lost && holder.as_deref() != Some(mine.as_str()) {
             if let Some(app) = self.app() {
                 self.drop_tournaments(&app);
             }
@@ -543,7 +541,9 @@ impl Cluster {
     /// [`Cluster::follow_nodes`]), and itself.
     async fn read_live(&self) -> Result<HashSet<String>, String> {
         let mut live: HashSet<String> = {
-            let heard = self.heard.lock().expect("heard");
+            let mut heard = self.heard.lock().expect("heard");
+            // Long gone: forgotten (every restart is a new incarnation).
+            heard.retain(|_, (_, at)| at.elapsed() < 20 * self.ttl);
             heard
                 .iter()
                 .filter(|(_, (_, at))| at.elapsed() < self.ttl)
@@ -554,12 +554,13 @@ impl Cluster {
         Ok(live)
     }
 
-    /// Follows the nodes bucket: every renewal of a node's key is a sign of its life (the
-    /// keys are renewed four times a TTL); a key deleted is a node that left.
+    /// Follows the nodes bucket (each key's last value first, then every change): every
+    /// renewal of a node's key is a sign of its life (the keys are renewed four times a TTL);
+    /// a key deleted is a node that left.
     async fn follow_nodes(self: &Arc<Cluster>) -> Result<(), String> {
         let mut watch = self
             .nodes
-            .watch_all()
+            .watch_with_history(">")
             .await
             .map_err(|e| format!("NATS: nodes bucket not watched: {e}"))?;
         let cluster = Arc::downgrade(self);
@@ -590,7 +591,7 @@ impl Cluster {
                     return;
                 };
                 tokio::time::sleep(again.ttl / 4).await;
-                match again.nodes.watch_all().await {
+                match again.nodes.watch_with_history(">").await {
                     Ok(next) => watch = next,
                     Err(e) => tracing::warn!(error = %e, "cluster: nodes bucket not watched again"),
                 }
@@ -611,6 +612,23 @@ impl Cluster {
             gone
         };
         for incarnation in &gone {
+            let node = self
+                .heard
+                .lock()
+                .expect("heard")
+                .get(incarnation)
+                .map(|(node, _)| node.clone());
+            let lease = node.map(|node| Lease {
+                node,
+                incarnation: incarnation.clone(),
+                revision: 0,
+            });
+            // Not heard of lately, but still registered: busy, not gone.
+            if let Some(lease) = &lease {
+                if self.still_registered(lease).await {
+                    continue;
+                }
+            }
             route::node_gone(self, incarnation).await;
         }
         let Some(app) = self.app() else {
@@ -669,15 +687,16 @@ impl Cluster {
         }
     }
 
-    /// Whether this incarnation is alive (as last read, or now if it is not known alive).
-    pub async fn is_alive(&self, incarnation: &str) -> bool {
-        if self.live.lock().expect("live").contains(incarnation) {
+    /// Whether the holder of `lease` is alive: heard of within the TTL, or still registered.
+    pub async fn is_alive(&self, lease: &Lease) -> bool {
+        let heard = self.read_live().await.unwrap_or_default();
+        if heard.contains(&lease.incarnation)
+            || self.live.lock().expect("live").contains(&lease.incarnation)
+        {
             return true;
         }
-        match self.read_live().await {
-            Ok(live) => live.contains(incarnation),
-            Err(_) => false,
-        }
+        // Not heard of lately: NATS has the last word.
+        self.still_registered(lease).await
     }
 
     /// Claims the lease of a new match, before it is stored: its writes are fenced by it.
@@ -698,6 +717,35 @@ impl Cluster {
         self.fences.insert(id.to_string(), epoch);
         metrics::gauge!("hakem_cluster_rooms_owned").set(self.fences.len() as f64);
         Ok(())
+    }
+
+    /// Whether the holder of `lease` still has its key in the nodes bucket, as NATS says now:
+    /// this node's own view (the renewals it heard) may lag when it is busy, and a room is
+    /// taken from a holder only once NATS itself has let the holder's key age out.
+    async fn still_registered(&self, lease: &Lease) -> bool {
+        match self.nodes.entry(&lease.node).await {
+            Ok(Some(entry)) if entry.operation == kv::Operation::Put => {
+                serde_json::from_slice::<NodeKey>(&entry.value)
+                    .is_ok_and(|key| key.incarnation == lease.incarnation)
+            }
+            Ok(_) => false,
+            // NATS did not answer: take nothing on a guess.
+            Err(_) => true,
+        }
+    }
+
+    /// Takes a lease by compare-and-set: created if nobody holds it, else at the revision the
+    /// dead holder left; its epoch, or `None` if another node was first.
+    async fn take_lease(&self, key: &str, dead: Option<&Lease>) -> Result<Option<u64>, String> {
+        let value = self.lease_value()?;
+        Ok(match dead {
+            None => self.leases.create(key, value.into()).await.ok(),
+            Some(lease) => self
+                .leases
+                .update(key, value.into(), lease.revision)
+                .await
+                .ok(),
+        })
     }
 
     fn lease_value(&self) -> Result<Vec<u8>, String> {
@@ -736,16 +784,13 @@ impl Cluster {
         if self.fences.contains_key(id) {
             return Ok(());
         }
-        let value = self.lease_value().map_err(TakeError::Failed)?;
-        let taken = match &lease {
-            None => self.leases.create(id, value.into()).await.ok(),
-            Some(lease) => self
-                .leases
-                .update(id, value.into(), lease.revision)
-                .await
-                .ok(),
-        };
-        let Some(epoch) = taken else {
+        if let Some(lease) = &lease {
+            if self.still_registered(lease).await {
+                return Err(TakeError::Taken);
+            }
+        }
+        let taken = self.take_lease(id, lease.as_ref()).await;
+        let Some(epoch) = taken.map_err(TakeError::Failed)? else {
             return Err(TakeError::Taken);
         };
         match store.raise_fence(id, &self.node, epoch).await {
@@ -831,20 +876,35 @@ impl Cluster {
             "joined": self.is_joined(),
             "rooms_owned": self.fences.len(),
             "tournaments": self.tournaments.lock().expect("tournaments").is_some(),
+            "tournaments_at": self.owners.get(TOURNAMENTS_KEY).map(|l| l.node.clone()),
             "nodes_alive": self.live.lock().expect("live").len(),
         })
     }
 
-    /// The live incarnations other than this one.
+    /// The incarnations other than this one that this node has heard of and that have not
+    /// left (a request to one that is gone fails at once: nobody answers its subject).
     pub(crate) fn others(&self) -> Vec<String> {
         let me = self.incarnation();
-        self.live
+        self.heard
             .lock()
-            .expect("live")
-            .iter()
+            .expect("heard")
+            .keys()
             .filter(|i| **i != me)
             .cloned()
             .collect()
+    }
+
+    /// Which node runs the tournaments, waiting up to twice the TTL while none does (the
+    /// last one was lost, and another is about to take them).
+    pub async fn tournaments_holder_soon(&self) -> Holder {
+        let deadline = tokio::time::Instant::now() + 2 * self.ttl;
+        loop {
+            let holder = self.tournaments_holder().await;
+            if holder != Holder::Nobody || tokio::time::Instant::now() >= deadline {
+                return holder;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
     }
 
     /// The owners of rooms this node follows, for tests of the routing.
