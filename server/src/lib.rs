@@ -269,12 +269,24 @@ impl App {
         replayed: room::Replayed,
         created_ms: u64,
     ) {
-        let tokens = Tokens::of_spec(&spec);
-        self.seat_accounts(&id, &spec.game, &spec.variant, &tokens);
-        let start = Start {
+        let start = self.stored_start(store, id, &spec, replayed, created_ms);
+        self.seat_accounts(&start.id, &spec.game, &spec.variant, &start.tokens);
+        self.start_room(start, spec.house_bot);
+    }
+
+    /// What a room of a stored match, replayed, starts from.
+    fn stored_start(
+        &self,
+        store: &Store,
+        id: String,
+        spec: &store::MatchSpec,
+        replayed: room::Replayed,
+        created_ms: u64,
+    ) -> Start {
+        Start {
             id,
             round: replayed.round,
-            tokens,
+            tokens: Tokens::of_spec(spec),
             frames: replayed.frames,
             times: replayed.times,
             created_ms,
@@ -282,8 +294,7 @@ impl App {
             finished: Some(self.finished.clone()),
             settings: self.room_settings,
             spectator_delay: spec.spectator_delay,
-        };
-        self.start_room(start, spec.house_bot);
+        }
     }
 
     /// The arbiter token a tournament's assistant arbiter joins a board with (see
@@ -336,8 +347,7 @@ impl App {
                 _ => {}
             }
             let store = self.store.as_ref()?;
-            let live = matches!(store.load(match_id).await, Ok(Some(stored)) if !stored.finished);
-            if !live {
+            if !matches!(store.is_unfinished(match_id).await, Ok(true)) {
                 return None;
             }
             match cluster.take(self, store, match_id, lease).await {
@@ -633,18 +643,7 @@ impl App {
         let created_ms = stored.created_ms;
         let (spec, replayed) = room::replay(stored, None).ok()?;
         self.archive.forget(match_id);
-        let start = Start {
-            id: match_id.to_string(),
-            round: replayed.round,
-            tokens: Tokens::of_spec(&spec),
-            frames: replayed.frames,
-            times: replayed.times,
-            created_ms,
-            store: Some(store.clone()),
-            finished: Some(self.finished.clone()),
-            settings: self.room_settings,
-            spectator_delay: spec.spectator_delay,
-        };
+        let start = self.stored_start(store, match_id.to_string(), &spec, replayed, created_ms);
         Some(RoomHandle::Local(self.start_room(start, None)))
     }
 

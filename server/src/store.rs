@@ -421,6 +421,18 @@ impl Store {
             .and_then(|v| v.parse().ok()))
     }
 
+    /// Whether the match is stored and not finished (one row read, not its events).
+    pub async fn is_unfinished(&self, id: &str) -> Result<bool, StoreError> {
+        let sql = sql_for(&self.db, "SELECT finished FROM matches WHERE id = $1");
+        let finished: Option<i64> = on_db!(&self.db, pool => {
+            match sqlx::query(&sql).bind(id).fetch_optional(pool).await? {
+                Some(row) => Some(row.try_get::<i64, _>(0)?),
+                None => None,
+            }
+        });
+        Ok(finished == Some(0))
+    }
+
     /// The ids of the matches not finished.
     pub async fn live_ids(&self) -> Result<Vec<String>, StoreError> {
         let sql = "SELECT id FROM matches WHERE finished = 0";

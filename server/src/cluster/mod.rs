@@ -256,8 +256,8 @@ impl Cluster {
         if let Some(store) = app.store() {
             store.fence_with(self.fences.clone());
         }
-        self.follow_nodes().await?;
-        self.follow_leases().await?;
+        self.follow(|c| &c.nodes, Cluster::on_node).await?;
+        self.follow(|c| &c.leases, Cluster::on_lease).await?;
         route::serve(self.clone()).await?;
         // Knows its peers from the start (the watch delivers every key at once; the scan
         // keeps the set up to date).
@@ -403,35 +403,52 @@ impl Cluster {
         Ok(())
     }
 
-    /// Keeps [`Cluster::owners`] up to date from the rooms bucket (each key's last value
-    /// first, then every change); a room this node runs whose
+    /// Keeps [`Cluster::owners`] up to date from the rooms bucket; a room this node runs whose
     /// lease went to another is given up, and members here of a room that changed hands are
     /// told to reconnect.
-    async fn follow_leases(self: &Arc<Cluster>) -> Result<(), String> {
-        let mut watch = self
-            .leases
+    fn on_lease(&self, entry: kv::Entry) {
+        match entry.operation {
+            kv::Operation::Put => {
+                if let Ok(mut lease) = serde_json::from_slice::<Lease>(&entry.value) {
+                    lease.revision = entry.revision;
+                    self.lease_changed(&entry.key, Some(lease), entry.revision);
+                }
+            }
+            kv::Operation::Delete | kv::Operation::Purge => {
+                self.lease_changed(&entry.key, None, entry.revision);
+            }
+        }
+    }
+
+    /// Follows a bucket: each key's last value first, then every change, each handed to
+    /// `on_entry`; watched again when the watch ends (NATS was out of reach).
+    async fn follow(
+        self: &Arc<Cluster>,
+        bucket: fn(&Cluster) -> &kv::Store,
+        on_entry: fn(&Cluster, kv::Entry),
+    ) -> Result<(), String> {
+        let mut watch = bucket(self)
             .watch_with_history(">")
             .await
-            .map_err(|e| format!("NATS: rooms bucket not watched: {e}"))?;
+            .map_err(|e| format!("NATS: bucket not watched: {e}"))?;
         let cluster = Arc::downgrade(self);
         tokio::spawn(async move {
-            while let Some(entry) = watch.next().await {
-                let Some(cluster) = cluster.upgrade() else {
-                    break;
+            loop {
+                while let Some(entry) = watch.next().await {
+                    let Some(cluster) = cluster.upgrade() else {
+                        return;
+                    };
+                    if let Ok(entry) = entry {
+                        on_entry(&cluster, entry);
+                    }
+                }
+                let Some(again) = cluster.upgrade() else {
+                    return;
                 };
-                let Ok(entry) = entry else { continue };
-                let id = entry.key.clone();
-                match entry.operation {
-                    kv::Operation::Put => {
-                        let Ok(mut lease) = serde_json::from_slice::<Lease>(&entry.value) else {
-                            continue;
-                        };
-                        lease.revision = entry.revision;
-                        cluster.lease_changed(&id, Some(lease), entry.revision);
-                    }
-                    kv::Operation::Delete | kv::Operation::Purge => {
-                        cluster.lease_changed(&id, None, entry.revision);
-                    }
+                tokio::time::sleep(again.ttl / 4).await;
+                match bucket(&again).watch_with_history(">").await {
+                    Ok(next) => watch = next,
+                    Err(e) => tracing::warn!(error = %e, "cluster: bucket not watched again"),
                 }
             }
         });
@@ -538,7 +555,7 @@ impl Cluster {
     }
 
     /// The live incarnations: those whose key this node saw renewed within the TTL (see
-    /// [`Cluster::follow_nodes`]), and itself.
+    /// [`Cluster::on_node`]), and itself.
     async fn read_live(&self) -> Result<HashSet<String>, String> {
         let mut live: HashSet<String> = {
             let mut heard = self.heard.lock().expect("heard");
@@ -554,50 +571,20 @@ impl Cluster {
         Ok(live)
     }
 
-    /// Follows the nodes bucket (each key's last value first, then every change): every
-    /// renewal of a node's key is a sign of its life (the keys are renewed four times a TTL);
-    /// a key deleted is a node that left.
-    async fn follow_nodes(self: &Arc<Cluster>) -> Result<(), String> {
-        let mut watch = self
-            .nodes
-            .watch_with_history(">")
-            .await
-            .map_err(|e| format!("NATS: nodes bucket not watched: {e}"))?;
-        let cluster = Arc::downgrade(self);
-        tokio::spawn(async move {
-            loop {
-                while let Some(entry) = watch.next().await {
-                    let Some(cluster) = cluster.upgrade() else {
-                        return;
-                    };
-                    let Ok(entry) = entry else { continue };
-                    let mut heard = cluster.heard.lock().expect("heard");
-                    match entry.operation {
-                        kv::Operation::Put => {
-                            if let Ok(key) = serde_json::from_slice::<NodeKey>(&entry.value) {
-                                heard.insert(
-                                    key.incarnation,
-                                    (key.node, tokio::time::Instant::now()),
-                                );
-                            }
-                        }
-                        kv::Operation::Delete | kv::Operation::Purge => {
-                            heard.retain(|_, (node, _)| *node != entry.key);
-                        }
-                    }
-                }
-                // The watch ended (NATS was out of reach): watch again.
-                let Some(again) = cluster.upgrade() else {
-                    return;
-                };
-                tokio::time::sleep(again.ttl / 4).await;
-                match again.nodes.watch_with_history(">").await {
-                    Ok(next) => watch = next,
-                    Err(e) => tracing::warn!(error = %e, "cluster: nodes bucket not watched again"),
+    /// A change in the nodes bucket: every renewal of a node's key is a sign of its life (the
+    /// keys are renewed four times a TTL); a key deleted is a node that left.
+    fn on_node(&self, entry: kv::Entry) {
+        let mut heard = self.heard.lock().expect("heard");
+        match entry.operation {
+            kv::Operation::Put => {
+                if let Ok(key) = serde_json::from_slice::<NodeKey>(&entry.value) {
+                    heard.insert(key.incarnation, (key.node, tokio::time::Instant::now()));
                 }
             }
-        });
-        Ok(())
+            kv::Operation::Delete | kv::Operation::Purge => {
+                heard.retain(|_, (node, _)| *node != entry.key);
+            }
+        }
     }
 
     async fn scan(self: &Arc<Cluster>) -> Result<(), String> {
