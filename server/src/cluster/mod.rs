@@ -19,7 +19,7 @@
 pub mod route;
 
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
@@ -126,7 +126,6 @@ pub struct Cluster {
     /// The epoch of the tournaments' lease, while this node holds it.
     tournaments: Mutex<Option<u64>>,
     pub(crate) app: Mutex<Weak<App>>,
-    pub takeovers: AtomicU64,
 }
 
 /// The keys a bucket takes: a match id or node name of other characters is never looked up.
@@ -208,7 +207,6 @@ impl Cluster {
             session_members: DashMap::new(),
             tournaments: Mutex::new(None),
             app: Mutex::new(Weak::new()),
-            takeovers: AtomicU64::new(0),
         });
         cluster.register().await?;
         Ok(cluster)
@@ -221,10 +219,6 @@ impl Cluster {
     /// Whether this node is in the cluster (its key renewed within the TTL).
     pub fn is_joined(&self) -> bool {
         self.joined.load(Ordering::Relaxed)
-    }
-
-    pub fn client(&self) -> &async_nats::Client {
-        &self.client
     }
 
     fn app(&self) -> Option<Arc<App>> {
@@ -792,7 +786,6 @@ impl Cluster {
         };
         match app.restore_match(id, alive_ms).await {
             Ok(true) => {
-                self.takeovers.fetch_add(1, Ordering::Relaxed);
                 metrics::counter!("hakem_cluster_takeovers_total").increment(1);
                 metrics::gauge!("hakem_cluster_rooms_owned").set(self.fences.len() as f64);
                 tracing::info!(match_id = %id, from = ?lease.map(|l| l.node), "cluster: room taken");
@@ -894,17 +887,4 @@ impl Cluster {
         }
     }
 
-    /// The owners of rooms this node follows, for tests of the routing.
-    pub fn owner_of(&self, id: &str) -> Option<String> {
-        self.owners.get(id).map(|l| l.node.clone())
-    }
-
-    /// Which rooms are held by which node, as last seen.
-    pub fn owned_by(&self) -> HashMap<String, usize> {
-        let mut counts = HashMap::new();
-        for lease in self.owners.iter() {
-            *counts.entry(lease.node.clone()).or_default() += 1;
-        }
-        counts
-    }
 }
