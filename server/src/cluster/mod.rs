@@ -886,5 +886,4 @@ impl Cluster {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     }
-
 }
