@@ -3,22 +3,24 @@
 //! Points are kept in half points (`u32`) everywhere so that sums and comparisons are exact.
 //!
 //! - [`trf`]: TRF(x) reading and writing (`XXR`, `XXC`; byes `U`/`F`/`H`/`Z`, forfeits, absences).
-//! - [`dutch`]: the FIDE Dutch system, 2025 rules (default) or 2017 rules; [`check`] re-pairs a
+//! - [`dutch`]: the FIDE Dutch system, 2025 rules (default) or 2017 rules, each round one
+//!   sequence of maximum-weight matchings (`blossom`, on `wide` integers); [`check`] re-pairs a
 //!   finished tournament round by round.
 //! - [`tiebreak`]: standings with BH-C1, BH, SB, DE, WIN (C.07, 2026 amendment or 2024 edition).
 //! - [`ranking`]: the initial ranking in Turkish alphabetical order (ICU4X collator, `tr`).
 //! - [`sim`]: deterministic synthetic tournaments for benchmarks and tests.
 
+mod blossom;
 pub mod check;
 pub mod dutch;
-mod matching;
 pub mod ranking;
 pub mod sim;
 pub mod tiebreak;
 pub mod trf;
+mod wide;
 
 pub use check::{check_rounds, RoundDiff};
-pub use dutch::{pair_round, pair_round_number, pair_round_searched, Pairing, PairingError, Rules};
+pub use dutch::{pair_round, pair_round_number, Pairing, PairingError, Rules, MAX_WEIGHT_BITS};
 pub use ranking::{initial_order, turkish_cmp};
 pub use tiebreak::{standings, Edition, Standing, Tiebreak};
 pub use trf::{parse as parse_trf, write as write_trf, TrfError};

@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use hakem_pairing::{
-    initial_order, pair_round_searched, standings, Colour, Edition, Pairing, PairingError,
+    initial_order, pair_round_number, standings, Colour, Edition, Pairing, PairingError,
     ResultCode, RoundEntry, Rules, Tiebreak,
 };
 use hakem_protocol::tournament::{
@@ -216,8 +216,8 @@ impl Bye {
 pub struct RoundState {
     pub boards: Vec<Board>,
     pub byes: Vec<Bye>,
-    /// The pairing search stopped at a budget: the pairing may not be the best by the rules'
-    /// order, and the arbiter is told to check it.
+    /// A pairing search stopped at a budget (the pairing engine of earlier versions; rounds
+    /// stored by them keep saying so). The engine now is exact and never sets it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub search_stopped: bool,
 }
@@ -536,15 +536,12 @@ impl Tournament {
             });
         }
         let history = self.history_of(self.rounds.iter().chain([&next]));
-        let pairing = match pair_round_searched(&history, round as usize, rules(&self.settings)) {
-            Ok((pairing, complete)) => {
-                next.search_stopped = !complete;
-                pairing
-            }
+        let pairing = match pair_round_number(&history, round as usize, rules(&self.settings)) {
+            Ok(pairing) => pairing,
             Err(PairingError::NoValidPairing) => return Err(Refused::NoPairing),
             Err(PairingError::NoPlayers) => return invalid("nobody is left to pair"),
             // Cannot happen within MAX_ROUNDS; said plainly rather than paired wrongly.
-            Err(e @ PairingError::TooManyScoreGroups) => return invalid(e.to_string()),
+            Err(e @ PairingError::TooLarge) => return invalid(e.to_string()),
         };
         let Pairing { boards, bye } = pairing;
         for (board, (p1, p2)) in boards.into_iter().enumerate() {
