@@ -34,6 +34,8 @@ pub struct Matcher<const L: usize> {
     base: Vec<usize>,
     endps: Vec<Vec<usize>>,
     bestedge: Vec<usize>,
+    /// The slack of `bestedge`, kept current (duals change only between scans).
+    bestslack: Vec<Wide<L>>,
     bestedges: Vec<Option<Vec<usize>>>,
     unused: Vec<usize>,
     dual: Vec<Wide<L>>,
@@ -68,6 +70,7 @@ impl<const L: usize> Matcher<L> {
             base: (0..n).chain(std::iter::repeat(NONE).take(n)).collect(),
             endps: vec![Vec::new(); 2 * n],
             bestedge: vec![NONE; 2 * n],
+            bestslack: vec![Wide::ZERO; 2 * n],
             bestedges: vec![None; 2 * n],
             unused: (n..2 * n).collect(),
             dual: vec![Wide::ZERO; 2 * n],
@@ -395,6 +398,7 @@ impl<const L: usize> Matcher<L> {
             self.inblossom[v] = b;
         }
         let mut bestedgeto = vec![NONE; 2 * n];
+        let mut bestto = vec![Wide::ZERO; 2 * n];
         for &c in &path {
             let list: Vec<usize> = match self.bestedges[c].take() {
                 Some(l) => l,
@@ -414,22 +418,30 @@ impl<const L: usize> Matcher<L> {
                     std::mem::swap(&mut i, &mut j);
                 }
                 let bj = self.inblossom[j];
-                if bj != b
-                    && self.label[bj] == OUTER
-                    && (bestedgeto[bj] == NONE || self.slack(i, j) < self.slack_k(bestedgeto[bj]))
-                {
-                    bestedgeto[bj] = i * n + j;
+                if bj != b && self.label[bj] == OUTER {
+                    let sl = self.slack(i, j);
+                    if bestedgeto[bj] == NONE || sl < bestto[bj] {
+                        bestedgeto[bj] = i * n + j;
+                        bestto[bj] = sl;
+                    }
                 }
             }
             self.bestedge[c] = NONE;
         }
-        let list: Vec<usize> = bestedgeto.into_iter().filter(|&k| k != NONE).collect();
+        let mut list = Vec::new();
         let mut best = NONE;
-        for &k in &list {
-            if best == NONE || self.slack_k(k) < self.slack_k(best) {
+        let mut best_slack = Wide::ZERO;
+        for (bj, &k) in bestedgeto.iter().enumerate() {
+            if k == NONE {
+                continue;
+            }
+            list.push(k);
+            if best == NONE || bestto[bj] < best_slack {
                 best = k;
+                best_slack = bestto[bj];
             }
         }
+        self.bestslack[b] = best_slack;
         self.bestedges[b] = Some(list);
         self.bestedge[b] = best;
     }
@@ -627,6 +639,10 @@ impl<const L: usize> Matcher<L> {
                     if self.inblossom[v] == bw {
                         continue;
                     }
+                    // An inner vertex already labelled gains nothing from another edge.
+                    if self.label[bw] == INNER && self.label[w] != FREE {
+                        continue;
+                    }
                     let k = v * n + w;
                     let mut kslack = Wide::ZERO;
                     let stage_no = self.stage_no;
@@ -655,13 +671,15 @@ impl<const L: usize> Matcher<L> {
                         }
                     } else if self.label[bw] == OUTER {
                         let b = self.inblossom[v];
-                        if self.bestedge[b] == NONE || kslack < self.slack_k(self.bestedge[b]) {
+                        if self.bestedge[b] == NONE || kslack < self.bestslack[b] {
                             self.bestedge[b] = k;
+                            self.bestslack[b] = kslack;
                         }
                     } else if self.label[w] == FREE
-                        && (self.bestedge[w] == NONE || kslack < self.slack_k(self.bestedge[w]))
+                        && (self.bestedge[w] == NONE || kslack < self.bestslack[w])
                     {
                         self.bestedge[w] = k;
+                        self.bestslack[w] = kslack;
                     }
                 }
                 if augmented {
@@ -678,7 +696,7 @@ impl<const L: usize> Matcher<L> {
             };
             for v in 0..n {
                 if self.label[self.inblossom[v]] == FREE && self.bestedge[v] != NONE {
-                    let d = self.slack_k(self.bestedge[v]);
+                    let d = self.bestslack[v];
                     if better(&d, &delta) {
                         delta = Some((d, 2, self.bestedge[v]));
                     }
@@ -690,7 +708,7 @@ impl<const L: usize> Matcher<L> {
                     && self.label[b] == OUTER
                     && self.bestedge[b] != NONE
                 {
-                    let full = self.slack_k(self.bestedge[b]);
+                    let full = self.bestslack[b];
                     debug_assert!(
                         full.0[0] & 1 == 0,
                         "odd slack between outer vertices {full:?}"
@@ -727,6 +745,11 @@ impl<const L: usize> Matcher<L> {
                         INNER => self.dual[b] = self.dual[b] - d,
                         _ => {}
                     }
+                }
+            }
+            for b in 0..2 * n {
+                if self.bestedge[b] != NONE {
+                    self.bestslack[b] = self.slack_k(self.bestedge[b]);
                 }
             }
             match kind {

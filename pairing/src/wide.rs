@@ -69,11 +69,25 @@ impl<const L: usize> Wide<L> {
         self.0 = out;
     }
 
-    /// Adds `v << bits`.
+    /// Adds `v << bits` (bits beyond the top are lost).
     pub fn add_shifted(&mut self, v: u64, bits: u32) {
-        let mut x = Self::from_u64(v);
-        x.shl(bits);
-        *self = *self + x;
+        let limb = (bits / 64) as usize;
+        let off = bits % 64;
+        if v == 0 || limb >= L {
+            return;
+        }
+        let low = v << off;
+        let high = if off == 0 { 0 } else { v >> (64 - off) };
+        let (s, c) = self.0[limb].overflowing_add(low);
+        self.0[limb] = s;
+        let mut carry = high + c as u64;
+        let mut i = limb + 1;
+        while carry != 0 && i < L {
+            let (s, c) = self.0[i].overflowing_add(carry);
+            self.0[i] = s;
+            carry = c as u64;
+            i += 1;
+        }
     }
 
     /// Halves, rounding towards minus infinity.
@@ -193,5 +207,8 @@ mod tests {
         let mut c = W::ZERO;
         c.add_shifted(3, 70);
         assert_eq!(c.0, [0, 3 << 6]);
+        let mut d = W::from_u64(u64::MAX);
+        d.add_shifted(0b11, 63);
+        assert_eq!(d.0, [(1 << 63) - 1, 0b10]);
     }
 }

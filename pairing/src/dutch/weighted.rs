@@ -85,15 +85,19 @@ impl Round<'_> {
             return None;
         }
         let (h, l) = (&self.ps[higher], &self.ps[lower]);
-        let mut w = Wide::<L>::from_u64(
-            1 + u64::from(!self.bye_candidate(higher)) + u64::from(!self.bye_candidate(lower)),
-        );
         let c = self.count_bits;
         let s = self.scores_bits;
-        let field = |w: &mut Wide<L>, bits: u32, value: u64, at: u32| {
-            w.shl(bits);
-            w.add_shifted(value, at);
+        // Fields are written from the top down: `at` is where the next one ends.
+        let mut w = Wide::<L>::ZERO;
+        let mut at = self.total_bits();
+        let mut field = |w: &mut Wide<L>, bits: u32, value: u64, inner: u32| {
+            at -= bits;
+            w.add_shifted(value, at + inner);
+            at
         };
+        let completion =
+            1 + u64::from(!self.bye_candidate(higher)) + u64::from(!self.bye_candidate(lower));
+        field(&mut w, 2, completion, 0);
         field(&mut w, c, in_current as u64, 0);
         field(&mut w, s, in_current as u64, self.score_bit(higher));
         field(&mut w, c, in_next as u64, 0);
@@ -130,15 +134,18 @@ impl Round<'_> {
         }
         for back in (1..=2).filter(|&b| b <= self.hist) {
             let (fh, fl) = floats(back);
-            w.shl(s);
-            if in_current {
-                w.add_shifted(u64::from(fl == Float::Down), self.score_bit(lower));
-                w.add_shifted(u64::from(fh == Float::Down), self.score_bit(higher));
-            }
+            let (dl, dh) = if in_current {
+                (u64::from(fl == Float::Down), u64::from(fh == Float::Down))
+            } else {
+                (0, 0)
+            };
+            let start = field(&mut w, s, dl, self.score_bit(lower));
+            w.add_shifted(dh, start + self.score_bit(higher));
             let up = !(fl == Float::Up && moved_down);
             field(&mut w, s, (in_current && up) as u64, self.score_bit(higher));
         }
-        w.shl(3 * c + 1);
+        // Below: room for the ordering bonuses.
+        debug_assert_eq!(at, 3 * c + 1);
         Some(w)
     }
 }
@@ -207,12 +214,18 @@ pub(super) fn pair(
         2 => run::<2>(round, rules),
         3 => run::<3>(round, rules),
         4 => run::<4>(round, rules),
-        5..=6 => run::<6>(round, rules),
-        7..=8 => run::<8>(round, rules),
-        9..=10 => run::<10>(round, rules),
-        11..=12 => run::<12>(round, rules),
-        13..=16 => run::<16>(round, rules),
-        17..=24 => run::<24>(round, rules),
+        5 => run::<5>(round, rules),
+        6 => run::<6>(round, rules),
+        7 => run::<7>(round, rules),
+        8 => run::<8>(round, rules),
+        9 => run::<9>(round, rules),
+        10 => run::<10>(round, rules),
+        11 => run::<11>(round, rules),
+        12 => run::<12>(round, rules),
+        13..=14 => run::<14>(round, rules),
+        15..=16 => run::<16>(round, rules),
+        17..=20 => run::<20>(round, rules),
+        21..=24 => run::<24>(round, rules),
         25..=32 => run::<32>(round, rules),
         33..=48 => run::<48>(round, rules),
         49..=64 => run::<64>(round, rules),
