@@ -63,8 +63,8 @@ pub enum PairingError {
     NoValidPairing,
     /// Nobody to pair.
     NoPlayers,
-    /// So many players and scores that the criteria do not fit the widest edge weight
-    /// ([`MAX_WEIGHT_BITS`]; thousands of players over hundreds of rounds).
+    /// So many players, or so many scores in one bracket's window, that the criteria do not
+    /// fit the widest edge weight ([`MAX_WEIGHT_BITS`]; far beyond any real event).
     TooLarge,
 }
 
@@ -432,7 +432,7 @@ mod tests {
     }
 
     #[test]
-    fn every_score_is_its_own_group_and_only_a_giant_round_is_refused() {
+    fn every_score_is_its_own_group_however_many_there_are() {
         // 31 rounds: 63 scores, each its own group (they used to fold into 48).
         let t = one_player_per_score(64, 31);
         let distinct: std::collections::BTreeSet<u32> =
@@ -443,12 +443,32 @@ mod tests {
         // More rounds, more scores: still paired (there is no fixed number of groups).
         let t = one_player_per_score(120, 60);
         assert_eq!(pair_round(&t, Rules::Dutch2025).unwrap().boards.len(), 60);
-        // Beyond the widest weight: refused plainly rather than paired on a clipped weight.
+        // A weight holds the scores of one bracket's window, not every score of the round.
         let t = one_player_per_score(1100, 550);
-        assert_eq!(
-            pair_round(&t, Rules::Dutch2025),
-            Err(PairingError::TooLarge)
-        );
+        assert_eq!(pair_round(&t, Rules::Dutch2025).unwrap().boards.len(), 550);
+    }
+
+    #[test]
+    fn the_layout_of_the_score_fields_changes_no_pairing() {
+        // Every score its own bits, the narrowest fields (every window too wide for them, so
+        // paired again wider) and the default: the same pairings, round after round.
+        for (players, seed) in [(41, 1), (64, 2), (90, 3)] {
+            for played in 0..7 {
+                let t = crate::sim::simulate(players, played, 8, Rules::Dutch2025, seed);
+                let default = pair_round(&t, Rules::Dutch2025);
+                let widest =
+                    weighted::with_fixed_width(u32::MAX, || pair_round(&t, Rules::Dutch2025));
+                let narrowest = weighted::with_fixed_width(0, || pair_round(&t, Rules::Dutch2025));
+                assert!(default.is_ok());
+                assert_eq!(default, widest, "{players} players, round {}", played + 1);
+                assert_eq!(
+                    default,
+                    narrowest,
+                    "{players} players, round {}",
+                    played + 1
+                );
+            }
+        }
     }
 
     #[test]

@@ -22,13 +22,21 @@
 //! 6. floats: repeated downfloats and upfloats from the last round and the one before (C.14 to
 //!    C.17), then the scores involved (C.18 to C.21);
 //! 7. room for the ordering bonuses.
+//!
+//! A field of scores holds only the scores of the bracket's window (its moved-down players,
+//! its residents, the next score group): edges outside the window weigh no score, so the
+//! layout can follow the window from bracket to bracket, and a weight of a 1,000-player
+//! round takes 5 words instead of the 11 that every score of round 9 would need.
 
 use super::{Entrant, Float, PairingError, PreferenceStrength, Rules};
 use crate::blossom::{Matcher, NoPerfectMatching};
 use crate::wide::Wide;
 
-/// The widest edge weight: 96 words, enough for a few thousand players over a hundred rounds.
+/// The widest edge weight: 96 words, room for about a thousand bits of a window's scores.
 pub const MAX_WEIGHT_BITS: u32 = 96 * 64;
+
+/// The pairs as indices into the players, the PAB as `(i, None)`.
+type Boards = Vec<(usize, Option<usize>)>;
 
 /// Bits to write `x` (0 for 0).
 fn bits_for(x: usize) -> u32 {
@@ -42,10 +50,18 @@ struct Round<'a> {
     hist: usize,
     /// Bits of a field that counts players of one bracket.
     count_bits: u32,
-    /// Bits of a field that counts players per score (every score's count in its own bits).
+    /// Bits of a field that counts players per score (every score in the bracket's window
+    /// has its count in its own bits): the same for every bracket, so that the weights of the
+    /// edges outside the window keep their meaning from one bracket to the next.
     scores_bits: u32,
-    /// Where each score's count starts within such a field, by score group.
-    score_shift: Vec<u32>,
+    /// Bits of one score's count, by score group.
+    group_bits: Vec<u32>,
+    /// Where each score's count starts within such a field, by score group, for the scores of
+    /// the window being paired (0 for the others, whose counts are 0).
+    slot: Vec<u32>,
+    /// Bits of a field that sums the ranks of the paired players' scores (for the PAB
+    /// receiver's choice).
+    rank_bits: u32,
     /// The PAB receiver's score (half points); candidates score no more than this.
     bye_score: u32,
     /// Whether 2025 C.9 applies in the bracket being paired.
@@ -69,8 +85,37 @@ impl Round<'_> {
         2 + (c + s) * 2 + c + 4 * c + floats + 3 * c + 1
     }
 
+    /// The 64-bit words a weight takes: the fields, with headroom for the ordering bonuses,
+    /// the sign and the matching's doubled duals (and for the PAB receiver's choice).
+    fn words(&self) -> u32 {
+        let bits = self.total_bits().max(1 + self.rank_bits + self.count_bits);
+        (bits + 8).div_ceil(64)
+    }
+
+    /// The rank of a player's score from the lowest (0).
+    fn score_rank(&self, i: usize) -> u64 {
+        (self.group_bits.len() - 1 - self.ps[i].score_group) as u64
+    }
+
     fn score_bit(&self, i: usize) -> u32 {
-        self.score_shift[self.ps[i].score_group]
+        self.slot[self.ps[i].score_group]
+    }
+
+    /// Lays out the score fields for a bracket's window, lower scores in the lower bits; false
+    /// when its scores do not fit in the round's width.
+    fn fit_window(&mut self, window: &[usize]) -> bool {
+        self.slot.iter_mut().for_each(|s| *s = 0);
+        let mut at = 0;
+        let mut last = usize::MAX;
+        for &v in window.iter().rev() {
+            let g = self.ps[v].score_group;
+            if g != last {
+                self.slot[g] = at;
+                at += self.group_bits[g];
+                last = g;
+            }
+        }
+        at <= self.scores_bits
     }
 
     /// The weight of `higher`-`lower` (`higher` placed first), or None when they may not meet.
@@ -181,35 +226,61 @@ pub(super) fn pair(
     compat: &[Vec<bool>],
     rules: Rules,
     hist: usize,
-) -> Result<Vec<(usize, Option<usize>)>, PairingError> {
+) -> Result<Boards, PairingError> {
     let n = ps.len();
     let groups = ps.last().map(|p| p.score_group + 1).unwrap_or(0);
     let mut size = vec![0usize; groups];
     for p in ps {
         size[p.score_group] += 1;
     }
-    // Lower scores in the lower bits.
-    let mut score_shift = vec![0u32; groups];
-    let mut at = 0;
-    for g in (0..groups).rev() {
-        score_shift[g] = at;
-        at += bits_for(size[g]);
+    let group_bits: Vec<u32> = size.iter().map(|&k| bits_for(k)).collect();
+    // Room for every score's count: the most any window can need.
+    let at: u32 = group_bits.iter().sum();
+    // A window holds two score groups and the players moved down into it, who are few: the
+    // score fields are sized for that, and the round is paired again with room for every
+    // score in the rare case a window needs more. Narrower weights are what the matching's
+    // scans cost.
+    let two_groups = (0..groups)
+        .map(|g| group_bits[g] + group_bits.get(g + 1).copied().unwrap_or(0))
+        .max()
+        .unwrap_or(0);
+    let mut width = fixed_width().unwrap_or(two_groups + 8).min(at);
+    loop {
+        let mut round = Round {
+            ps,
+            compat,
+            hist,
+            count_bits: bits_for(size.iter().copied().max().unwrap_or(1).max(n)),
+            scores_bits: width,
+            group_bits: group_bits.clone(),
+            slot: vec![0; groups],
+            rank_bits: bits_for(n * groups),
+            bye_score: u32::MAX,
+            bye_games_apply: false,
+            played_rank: vec![0; n],
+        };
+        // What the words hold beyond that is room for more scores, at no cost.
+        let words = round.words();
+        while round.scores_bits < at && fixed_width().is_none() {
+            round.scores_bits += 1;
+            if round.words() > words {
+                round.scores_bits -= 1;
+                break;
+            }
+        }
+        width = round.scores_bits;
+        match with_width(round, rules)? {
+            Some(pairing) => return Ok(pairing),
+            None if width < at => width = at,
+            None => unreachable!("every score fits in the widest layout"),
+        }
     }
-    let round = Round {
-        ps,
-        compat,
-        hist,
-        count_bits: bits_for(size.iter().copied().max().unwrap_or(1).max(n)),
-        scores_bits: at,
-        score_shift,
-        bye_score: u32::MAX,
-        bye_games_apply: false,
-        played_rank: vec![0; n],
-    };
-    // Headroom for the ordering bonuses, the sign and the matching's doubled duals.
-    let bits = round.total_bits() + 8;
+}
+
+/// Pairs with the round's layout, or None when a window's scores do not fit in it.
+fn with_width(round: Round<'_>, rules: Rules) -> Result<Option<Boards>, PairingError> {
     // The matching's cost grows with the width: take the narrowest that holds the weights.
-    match bits.div_ceil(64) {
+    match round.words() {
         0..=1 => run::<1>(round, rules),
         2 => run::<2>(round, rules),
         3 => run::<3>(round, rules),
@@ -298,10 +369,7 @@ impl<const L: usize> Pairer<'_, L> {
     }
 }
 
-fn run<const L: usize>(
-    round: Round<'_>,
-    rules: Rules,
-) -> Result<Vec<(usize, Option<usize>)>, PairingError> {
+fn run<const L: usize>(round: Round<'_>, rules: Rules) -> Result<Option<Boards>, PairingError> {
     let n = round.ps.len();
     let odd = n % 2 == 1;
     let ps = round.ps;
@@ -316,20 +384,17 @@ fn run<const L: usize>(
     };
     pr.set_bye_edges();
     let c = pr.round.count_bits;
-    let s = pr.round.scores_bits;
     let mut bye_games = false;
     if odd && rules == Rules::Dutch2025 {
         // The PAB goes to the lowest score that lets the round complete (2025 C.2): each pair
-        // weighs the score positions of its players, so the one left over has the least.
+        // weighs the score ranks of its players, so the one left over has the least.
         // Among those, a pairing keeps the top score group's players together if it can.
         for (b, pb) in ps.iter().enumerate() {
             for a in 0..b {
                 let w = pr.round.compat[a][b].then(|| {
                     let mut w = Wide::<L>::from_u64(1);
-                    w.shl(s + 1);
-                    w = w + Wide::from_u64(u64::from(
-                        pr.round.score_bit(a) + pr.round.score_bit(b),
-                    ));
+                    w.shl(pr.round.rank_bits);
+                    w = w + Wide::from_u64(pr.round.score_rank(a) + pr.round.score_rank(b));
                     w.shl(c);
                     w + Wide::from_u64(u64::from(pb.score >= top_score))
                 });
@@ -386,6 +451,9 @@ fn run<const L: usize>(
                 next += 1;
             }
         }
+        if !pr.round.fit_window(&window) {
+            return Ok(None);
+        }
         pr.bracket(&window, mdps, bracket, first_resident, first_next)?;
         let mut carried = Vec::new();
         let mut new_mdps = 0;
@@ -417,7 +485,7 @@ fn run<const L: usize>(
         [b] if pr.round.bye_candidate(*b) => out.push((*b, None)),
         _ => return Err(PairingError::NoValidPairing),
     }
-    Ok(out)
+    Ok(Some(out))
 }
 
 impl<const L: usize> Pairer<'_, L> {
@@ -436,6 +504,15 @@ impl<const L: usize> Pairer<'_, L> {
         first_next: usize,
     ) -> Result<(), PairingError> {
         let len = window.len();
+        // Two moved-down players are never paired with each other (that pair would have been
+        // one more in their own bracket), but their edge is weighed in this window's layout
+        // so that no weight is read in another's.
+        for j in 1..mdps {
+            for i in 0..j {
+                let w = self.round.weight::<L>(window[i], window[j], true, false);
+                self.set(window[i], window[j], w);
+            }
+        }
         // base[j][i] for i < j, j a resident or in the next group.
         let mut base: Vec<Vec<Option<Wide<L>>>> = vec![Vec::new(); len];
         for j in mdps..len {
@@ -667,5 +744,61 @@ impl<const L: usize> Pairer<'_, L> {
             self.finalize(v, m);
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+thread_local! {
+    static FIXED_WIDTH: std::cell::Cell<Option<u32>> = const { std::cell::Cell::new(None) };
+}
+
+/// A width of the score fields that tests fix, to compare layouts (and to take the wider one
+/// when a window does not fit).
+fn fixed_width() -> Option<u32> {
+    #[cfg(test)]
+    return FIXED_WIDTH.with(|w| w.get());
+    #[cfg(not(test))]
+    None
+}
+
+/// Runs `f` with the score fields `width` bits wide at first.
+#[cfg(test)]
+pub(super) fn with_fixed_width<T>(width: u32, f: impl FnOnce() -> T) -> T {
+    FIXED_WIDTH.with(|w| w.set(Some(width)));
+    let out = f();
+    FIXED_WIDTH.with(|w| w.set(None));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn round(scores_bits: u32) -> Round<'static> {
+        Round {
+            ps: &[],
+            compat: &[],
+            hist: 2,
+            count_bits: 12,
+            scores_bits,
+            group_bits: Vec::new(),
+            slot: Vec::new(),
+            rank_bits: 24,
+            bye_score: u32::MAX,
+            bye_games_apply: false,
+            played_rank: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_weight_beyond_the_widest_is_refused_rather_than_clipped() {
+        // 14 count fields of 12 bits and 6 score fields: the widest weight holds 990 bits of
+        // a window's scores, not 1,000.
+        assert_eq!(round(990).words(), MAX_WEIGHT_BITS / 64);
+        assert_eq!(round(1000).words(), MAX_WEIGHT_BITS / 64 + 1);
+        assert_eq!(
+            with_width(round(1000), Rules::Dutch2025),
+            Err(PairingError::TooLarge)
+        );
     }
 }
