@@ -27,6 +27,12 @@ struct Args {
     /// Address to listen on; port 0 picks a free port (printed when ready).
     #[arg(long, env = "HAKEM_LISTEN", default_value = "127.0.0.1:8080")]
     listen: SocketAddr,
+    /// Threads that run rooms and connections. 1 runs them all on one thread, with no
+    /// hand-offs between threads; 0 (the default) takes one thread on a machine of up to two
+    /// cores (the database's thread, the kernel's network work and the load of the other
+    /// processes have the other one) and one per core on a larger machine.
+    #[arg(long, env = "HAKEM_WORKERS", default_value_t = 0)]
+    workers: usize,
     /// Where matches are stored: sqlite://FILE (created if missing) or postgres://...
     #[arg(long, env = "HAKEM_DATABASE", default_value = "sqlite://hakem.db")]
     database: String,
@@ -180,9 +186,33 @@ fn open_file_limit() -> Option<u64> {
     Some(limit.rlim_cur)
 }
 
-#[tokio::main]
-async fn main() -> std::process::ExitCode {
+fn main() -> std::process::ExitCode {
     let args = Args::parse();
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let workers = match args.workers {
+        0 if cores <= 2 => 1,
+        0 => cores,
+        n => n,
+    };
+    let runtime = match workers {
+        1 => tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build(),
+        n => tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(n)
+            .enable_all()
+            .build(),
+    };
+    match runtime {
+        Ok(runtime) => runtime.block_on(serve(args)),
+        Err(e) => {
+            eprintln!("hakem-server: cannot start: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+async fn serve(args: Args) -> std::process::ExitCode {
     let filter = EnvFilter::try_from_env("HAKEM_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
     let logs = tracing_subscriber::fmt()
         .with_env_filter(filter)
@@ -344,7 +374,8 @@ async fn main() -> std::process::ExitCode {
         }
     };
     println!("hakem-server listening on http://{addr}");
-    tracing::info!(%addr, "listening");
+    let workers = tokio::runtime::Handle::current().metrics().num_workers();
+    tracing::info!(%addr, workers, "listening");
     match hakem_server::http::serve(listener, app, metrics, shutdown).await {
         Ok(()) => {
             tracing::info!("shut down");

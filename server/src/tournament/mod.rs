@@ -414,19 +414,6 @@ async fn enter(
     Ok(entered)
 }
 
-/// Pairs the next round without holding up the other tasks of a multi-threaded runtime
-/// (pairing a large round takes a fraction of a second).
-fn pair_off_the_runtime(t: &mut Tournament) -> Result<u32, Refused> {
-    off_the_runtime(|| t.pair_next())
-}
-
-fn off_the_runtime<T>(work: impl FnOnce() -> T) -> T {
-    match tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()) {
-        Ok(tokio::runtime::RuntimeFlavor::MultiThread) => tokio::task::block_in_place(work),
-        _ => work(),
-    }
-}
-
 /// The colour lot, drawn fairly.
 fn draw_lot() -> Seat {
     if crate::tokens::coin() {

@@ -12,8 +12,8 @@ use tokio::sync::{mpsc, oneshot, watch};
 
 use super::link;
 use super::{
-    draw_lot, enter, forbidden, pair_off_the_runtime, store, AssistantAdded, BoardResult, Caller,
-    Failure, Published, Refused, Tournament,
+    draw_lot, enter, forbidden, store, AssistantAdded, BoardResult, Caller, Failure, Published,
+    Refused, Tournament,
 };
 use crate::tokens::new_token;
 use crate::App;
@@ -220,6 +220,22 @@ impl Owner {
         Ok(out)
     }
 
+    /// [`Owner::apply`] for a change that computes (pairing a large round takes a fraction of
+    /// a second): it runs on a thread of its own, so that no room or connection on the
+    /// runtime's threads waits for it. The owner takes no other command meanwhile.
+    async fn apply_aside<T: Send + 'static>(
+        &mut self,
+        app: &App,
+        change: impl FnOnce(&mut Tournament) -> Result<T, Refused> + Send + 'static,
+    ) -> Result<T, Failure> {
+        let (next, out) = aside((*self.t).clone(), change).await?;
+        self.apply(app, move |t| {
+            *t = next;
+            Ok(out)
+        })
+        .await
+    }
+
     /// A change the caller may make (`allowed`), answered with the view it published.
     async fn change_for(
         &mut self,
@@ -268,13 +284,13 @@ impl Owner {
         }
         let given = lot.map(|seat| ColourLot { seat, drawn: false });
         let round = self
-            .apply(app, |t| {
+            .apply_aside(app, move |t| {
                 let lot = given.or(t.colour_lot).unwrap_or_else(|| ColourLot {
                     seat: draw_lot(),
                     drawn: true,
                 });
                 t.start(lot)?;
-                pair_off_the_runtime(t)
+                t.pair_next()
             })
             .await?;
         tracing::info!(tournament = %self.t.id, round, "tournament started");
@@ -287,7 +303,7 @@ impl Owner {
         }
         // Results a failed store write left unrecorded are picked up first.
         self.catch_up(app).await;
-        let round = self.apply(app, pair_off_the_runtime).await?;
+        let round = self.apply_aside(app, Tournament::pair_next).await?;
         let id = &self.t.id;
         tracing::info!(tournament = %id, round, "round paired");
         let view = self.view();
@@ -309,8 +325,7 @@ impl Owner {
             return Err(forbidden());
         }
         self.catch_up(app).await;
-        let mut trial = (*self.t).clone();
-        let round = pair_off_the_runtime(&mut trial)?;
+        let (trial, round) = aside((*self.t).clone(), Tournament::pair_next).await?;
         trial
             .view()
             .pairings
@@ -463,7 +478,7 @@ impl Owner {
     /// it).
     async fn after_result(&mut self, app: &App) {
         while self.t.wants_pairing() {
-            match self.apply(app, pair_off_the_runtime).await {
+            match self.apply_aside(app, Tournament::pair_next).await {
                 Ok(round) => {
                     tracing::info!(tournament = %self.t.id, round, "round paired automatically")
                 }
@@ -501,4 +516,18 @@ impl Owner {
         }
         self.after_result(app).await;
     }
+}
+
+/// Runs `change` on a copy of the tournament on a blocking thread; the copy and its outcome.
+async fn aside<T: Send + 'static>(
+    mut t: Tournament,
+    change: impl FnOnce(&mut Tournament) -> Result<T, Refused> + Send + 'static,
+) -> Result<(Tournament, T), Failure> {
+    let (t, out) = tokio::task::spawn_blocking(move || {
+        let out = change(&mut t);
+        (t, out)
+    })
+    .await
+    .map_err(|_| Failure::new(ErrorCode::Internal, "the change could not be computed"))?;
+    Ok((t, out?))
 }
