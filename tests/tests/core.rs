@@ -172,7 +172,27 @@ async fn one_frame_per_action_for_those_who_ask_and_v1_frames_for_the_others() {
     assert_eq!(newer.next().await["features"], json!(["batch"]));
 }
 
-/// Waits until `done` holds, or fails after `patience`.
+#[tokio::test]
+async fn a_match_plays_the_same_on_one_thread_and_on_several() {
+    // One thread is the default on a small machine, several on a larger one: both are run here.
+    for workers in ["1", "3"] {
+        let server = Server::start_with(&["--workers", workers]);
+        let (mut p1, mut p2, m) =
+            started(&server, &[], json!({"game": "pentago", "sets": 1})).await;
+        let mut watcher = hello(&server, "watcher", &[]).await;
+        watcher
+            .accepted(json!({"type": "watch", "match": m.id}))
+            .await;
+        play(&mut p1, &mut p2, &m.id, &TR_FIRST_WINS).await;
+        let ended = watcher.event("round_ended").await;
+        assert_eq!(ended["event"]["winner"], "p1", "{workers} workers: {ended}");
+        let state = server.match_state(&m.id);
+        assert_eq!(state["status"], "finished", "{workers} workers");
+        assert_eq!(state["round"]["winner"], "p1", "{workers} workers");
+    }
+}
+
+/// Waits until `done` holds, or fails after `patience`./// Waits until `done` holds, or fails after `patience`.
 async fn eventually(what: &str, patience: Duration, mut done: impl FnMut() -> bool) {
     let start = Instant::now();
     while !done() {
