@@ -192,7 +192,7 @@ async fn a_match_plays_the_same_on_one_thread_and_on_several() {
     }
 }
 
-/// Waits until `done` holds, or fails after `patience`./// Waits until `done` holds, or fails after `patience`.
+/// Waits until `done` holds, or fails after `patience`.
 async fn eventually(what: &str, patience: Duration, mut done: impl FnMut() -> bool) {
     let start = Instant::now();
     while !done() {

@@ -449,9 +449,11 @@ mod tests {
     }
 
     #[test]
-    fn the_layout_of_the_score_fields_changes_no_pairing() {
-        // Every score its own bits, the narrowest fields (every window too wide for them, so
-        // paired again wider) and the default: the same pairings, round after round.
+    fn the_width_of_the_score_fields_changes_no_pairing() {
+        // Room for every score, none (every window too wide, so the round is paired again with
+        // room for every score: the fallback) and the default, which is narrower than every
+        // score from round 3 on: the same pairings, round after round. (That the window's
+        // layout pairs as the rules say is what the vectors check.)
         for (players, seed) in [(41, 1), (64, 2), (90, 3)] {
             for played in 0..7 {
                 let t = crate::sim::simulate(players, played, 8, Rules::Dutch2025, seed);

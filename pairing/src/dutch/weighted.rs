@@ -66,8 +66,11 @@ struct Round<'a> {
     bye_score: u32,
     /// Whether 2025 C.9 applies in the bracket being paired.
     bye_games_apply: bool,
-    /// For players of the PAB receiver's score: the rank of their number of unplayed rounds.
+    /// For players of the PAB receiver's score: the rank of their number of unplayed rounds
+    /// among the numbers there are (0 for the fewest).
     played_rank: Vec<u64>,
+    /// Bits of the field that sums those ranks over a matching.
+    games_bits: u32,
 }
 
 impl Round<'_> {
@@ -82,7 +85,7 @@ impl Round<'_> {
             1 => 2 * c + 2 * s,
             _ => 4 * c + 4 * s,
         };
-        2 + (c + s) * 2 + c + 4 * c + floats + 3 * c + 1
+        2 + (c + s) * 2 + self.games_bits + 4 * c + floats + 3 * c + 1
     }
 
     /// The 64-bit words a weight takes: the fields, with headroom for the ordering bonuses,
@@ -155,7 +158,7 @@ impl Round<'_> {
                 }
             }
         }
-        field(&mut w, c, games, 0);
+        field(&mut w, self.games_bits, games, 0);
         for met in colour_criteria(l, h) {
             field(&mut w, c, (in_current && met) as u64, 0);
         }
@@ -234,6 +237,14 @@ pub(super) fn pair(
         size[p.score_group] += 1;
     }
     let group_bits: Vec<u32> = size.iter().map(|&k| bits_for(k)).collect();
+    // Ranks of unplayed rounds summed over the players of one score: below n times the
+    // number of different counts.
+    let kinds = ps
+        .iter()
+        .map(|p| p.unplayed)
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
+    let games_bits = bits_for(n * kinds);
     // Room for every score's count: the most any window can need.
     let at: u32 = group_bits.iter().sum();
     // A window holds two score groups and the players moved down into it, who are few: the
@@ -258,6 +269,7 @@ pub(super) fn pair(
             bye_score: u32::MAX,
             bye_games_apply: false,
             played_rank: vec![0; n],
+            games_bits,
         };
         // What the words hold beyond that is room for more scores, at no cost.
         let words = round.words();
@@ -418,6 +430,7 @@ fn run<const L: usize>(round: Round<'_>, rules: Rules) -> Result<Option<Boards>,
             .map(unplayed)
             .collect();
         counts.sort_unstable();
+        counts.dedup();
         let mut rank = std::collections::HashMap::new();
         for (i, g) in counts.iter().enumerate() {
             rank.insert(*g, i as u64);
@@ -787,6 +800,7 @@ mod tests {
             bye_score: u32::MAX,
             bye_games_apply: false,
             played_rank: Vec::new(),
+            games_bits: 12,
         }
     }
 

@@ -518,11 +518,19 @@ impl Owner {
     }
 }
 
+/// One tournament's change computed at a time: pairing a large round takes a core and tens of
+/// MB for a fraction of a second, and the rooms need the rest of a small machine.
+static COMPUTING: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(1);
+
 /// Runs `change` on a copy of the tournament on a blocking thread; the copy and its outcome.
 async fn aside<T: Send + 'static>(
     mut t: Tournament,
     change: impl FnOnce(&mut Tournament) -> Result<T, Refused> + Send + 'static,
 ) -> Result<(Tournament, T), Failure> {
+    let _turn = COMPUTING
+        .acquire()
+        .await
+        .map_err(|_| Failure::new(ErrorCode::Internal, "the server is stopping"))?;
     let (t, out) = tokio::task::spawn_blocking(move || {
         let out = change(&mut t);
         (t, out)
