@@ -246,7 +246,7 @@ pub(super) fn pair(
         .len();
     let games_bits = bits_for(n * kinds);
     // Room for every score's count: the most any window can need.
-    let at: u32 = group_bits.iter().sum();
+    let every_score: u32 = group_bits.iter().sum();
     // A window holds two score groups and the players moved down into it, who are few: the
     // score fields are sized for that, and the round is paired again with room for every
     // score in the rare case a window needs more. Narrower weights are what the matching's
@@ -255,13 +255,13 @@ pub(super) fn pair(
         .map(|g| group_bits[g] + group_bits.get(g + 1).copied().unwrap_or(0))
         .max()
         .unwrap_or(0);
-    let mut width = fixed_width().unwrap_or(two_groups + 8).min(at);
+    let mut width = fixed_width().unwrap_or(two_groups + 8).min(every_score);
     loop {
         let mut round = Round {
             ps,
             compat,
             hist,
-            count_bits: bits_for(size.iter().copied().max().unwrap_or(1).max(n)),
+            count_bits: bits_for(n),
             scores_bits: width,
             group_bits: group_bits.clone(),
             slot: vec![0; groups],
@@ -272,18 +272,20 @@ pub(super) fn pair(
             games_bits,
         };
         // What the words hold beyond that is room for more scores, at no cost.
-        let words = round.words();
-        while round.scores_bits < at && fixed_width().is_none() {
-            round.scores_bits += 1;
-            if round.words() > words {
-                round.scores_bits -= 1;
-                break;
+        if fixed_width().is_none() {
+            let words = round.words();
+            while round.scores_bits < every_score {
+                round.scores_bits += 1;
+                if round.words() > words {
+                    round.scores_bits -= 1;
+                    break;
+                }
             }
         }
         width = round.scores_bits;
         match with_width(round, rules)? {
             Some(pairing) => return Ok(pairing),
-            None if width < at => width = at,
+            None if width < every_score => width = every_score,
             None => unreachable!("every score fits in the widest layout"),
         }
     }

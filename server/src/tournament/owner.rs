@@ -211,13 +211,19 @@ impl Owner {
     ) -> Result<T, Failure> {
         let mut next = (*self.t).clone();
         let out = change(&mut next)?;
+        self.store_and_swap(app, next).await?;
+        Ok(out)
+    }
+
+    /// The store and swap steps of a changed copy.
+    async fn store_and_swap(&mut self, app: &App, mut next: Tournament) -> Result<(), Failure> {
         store(app, &mut next, false).await?;
         let paired = next.current_round() != self.t.current_round();
         self.put(next);
         if paired {
             link::open_matches(app, &self.t).await;
         }
-        Ok(out)
+        Ok(())
     }
 
     /// [`Owner::apply`] for a change that computes (pairing a large round takes a fraction of
@@ -229,11 +235,8 @@ impl Owner {
         change: impl FnOnce(&mut Tournament) -> Result<T, Refused> + Send + 'static,
     ) -> Result<T, Failure> {
         let (next, out) = aside((*self.t).clone(), change).await?;
-        self.apply(app, move |t| {
-            *t = next;
-            Ok(out)
-        })
-        .await
+        self.store_and_swap(app, next).await?;
+        Ok(out)
     }
 
     /// A change the caller may make (`allowed`), answered with the view it published.
