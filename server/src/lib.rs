@@ -18,6 +18,7 @@ mod listen;
 mod listing_tests;
 mod lobby;
 mod logins;
+pub mod logs;
 mod memory;
 mod outbox;
 mod ratings;

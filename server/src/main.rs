@@ -214,9 +214,12 @@ fn main() -> std::process::ExitCode {
 
 async fn serve(args: Args) -> std::process::ExitCode {
     let filter = EnvFilter::try_from_env("HAKEM_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
+    // Written by a thread of their own: a slow reader of the log never holds up the rooms.
+    let (writer, _flush_logs) =
+        hakem_server::logs::Logs::to(std::io::stderr(), hakem_server::logs::QUEUED_LINES);
     let logs = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr);
+        .with_writer(writer);
     if args.log_json {
         logs.json().init();
     } else {

@@ -166,6 +166,8 @@ pub struct Server {
     pub database: Database,
     /// Where the server's log goes, when a test reads it.
     log: Option<PathBuf>,
+    /// The log as a pipe that nobody reads, kept open (see [`Server::start_unread`]).
+    _unread: Option<std::process::ChildStderr>,
 }
 
 impl Server {
@@ -193,6 +195,25 @@ impl Server {
         Server::launch(Database::sqlite(), args, Some(file))
     }
 
+    /// A server whose log goes into a pipe that nobody reads: once the pipe is full, every
+    /// write to it would wait.
+    pub fn start_unread(args: &[&str], log_filter: &str) -> Server {
+        let mut server = Server::spawn(Database::sqlite(), args, Stdio::piped(), log_filter, None);
+        server._unread = server.child.stderr.take();
+        server
+    }
+
+    /// How many bytes of the log wait in the unread pipe of [`Server::start_unread`].
+    pub fn unread_log_bytes(&self) -> usize {
+        use std::os::fd::AsRawFd;
+        let Some(pipe) = &self._unread else { return 0 };
+        let mut waiting: libc::c_int = 0;
+        // SAFETY: FIONREAD writes one int, the bytes readable from the descriptor we own.
+        let done = unsafe { libc::ioctl(pipe.as_raw_fd(), libc::FIONREAD, &mut waiting) };
+        assert_eq!(done, 0, "FIONREAD on the log pipe");
+        usize::try_from(waiting).unwrap_or(0)
+    }
+
     /// The log so far.
     pub fn log(&self) -> String {
         self.log
@@ -206,6 +227,17 @@ impl Server {
             Some(file) => Stdio::from(std::fs::File::create(file).expect("create the log file")),
             None => Stdio::inherit(),
         };
+        let filter = std::env::var("HAKEM_TEST_LOG").unwrap_or_else(|_| "warn".into());
+        Server::spawn(database, args, stderr, &filter, log)
+    }
+
+    fn spawn(
+        database: Database,
+        args: &[&str],
+        stderr: Stdio,
+        log_filter: &str,
+        log: Option<PathBuf>,
+    ) -> Server {
         let listen: &[&str] = if args.contains(&"--listen") {
             &[]
         } else {
@@ -216,10 +248,7 @@ impl Server {
             .args(["--admin-token", "organizer-secret"])
             .args(["--database", &database.url])
             .args(args)
-            .env(
-                "HAKEM_LOG",
-                std::env::var("HAKEM_TEST_LOG").unwrap_or_else(|_| "warn".into()),
-            )
+            .env("HAKEM_LOG", log_filter)
             .stdout(Stdio::piped())
             .stderr(stderr)
             .spawn()
@@ -239,6 +268,7 @@ impl Server {
             addr,
             database,
             log,
+            _unread: None,
         }
     }
 

@@ -93,14 +93,7 @@ async fn a_spectator_that_stops_reading_is_dropped_without_slowing_the_players()
     p2.accepted(json!({"type": "ready", "match": m.id})).await;
     // Pawns walk back and forth: hundreds of events, each acknowledged promptly.
     let started = std::time::Instant::now();
-    let shuffle = [("e2", "e8"), ("e1", "e9")];
-    for round in 0..150 {
-        let (a, b) = shuffle[round % 2];
-        p1.accepted(json!({"type": "move", "match": m.id, "move": a}))
-            .await;
-        p2.accepted(json!({"type": "move", "match": m.id, "move": b}))
-            .await;
-    }
+    walk_pawns(&mut p1, &mut p2, &m.id, 150).await;
     assert!(
         started.elapsed() < Duration::from_secs(60),
         "players were held up"
@@ -149,5 +142,49 @@ async fn metrics_show_connections_matches_moves_and_errors() {
         "hakem_store_commit_seconds",
     ] {
         assert!(text.contains(needle), "{needle} missing in\n{text}");
+    }
+}
+
+#[tokio::test]
+async fn a_log_that_nobody_reads_holds_up_no_match() {
+    // Every statement is logged (trace), into a pipe that is never read: it fills within the
+    // first moves, and from then on a write to it would wait for a reader that never comes.
+    // (That lines are then dropped and counted, not queued without end, is the unit tests'
+    // part, in server/src/logs.rs.)
+    let server = Server::start_unread(
+        &["--rate-limit", "100000", "--rate-burst", "100000"],
+        "trace",
+    );
+    let (mut p1, mut p2, m) = seated_pair(&server, json!({"game": "quoridor"})).await;
+    p1.accepted(json!({"type": "ready", "match": m.id})).await;
+    p2.accepted(json!({"type": "ready", "match": m.id})).await;
+    walk_pawns(&mut p1, &mut p2, &m.id, 100).await;
+    // The pipe is full: its writer waits in the kernel for room (64 KiB on Linux).
+    assert!(
+        server.unread_log_bytes() >= 32_768,
+        "the log pipe holds {} bytes",
+        server.unread_log_bytes()
+    );
+    let waiting: Vec<String> = std::fs::read_dir(format!("/proc/{}/task", server.pid()))
+        .unwrap()
+        .filter_map(|task| std::fs::read_to_string(task.unwrap().path().join("wchan")).ok())
+        .collect();
+    assert!(
+        waiting.iter().any(|wchan| wchan.ends_with("pipe_write")),
+        "a thread of the server waits to write the log: {waiting:?}"
+    );
+    // And goes on answering over HTTP.
+    assert_eq!(server.get("/healthz").0, 200);
+}
+
+/// Quoridor's pawns walk back and forth, `rounds` moves each, every move acknowledged.
+async fn walk_pawns(p1: &mut Client, p2: &mut Client, match_id: &str, rounds: usize) {
+    let walk = [("e2", "e8"), ("e1", "e9")];
+    for round in 0..rounds {
+        let (a, b) = walk[round % 2];
+        p1.accepted(json!({"type": "move", "match": match_id, "move": a}))
+            .await;
+        p2.accepted(json!({"type": "move", "match": match_id, "move": b}))
+            .await;
     }
 }
