@@ -14,7 +14,6 @@ use std::time::Duration;
 pub const QUEUED_LINES: usize = 16_384;
 
 /// Where the log's lines go, for `tracing_subscriber::fmt().with_writer(...)`.
-#[derive(Clone)]
 pub struct Logs {
     lines: SyncSender<Message>,
     dropped: Arc<AtomicU64>,
@@ -131,10 +130,9 @@ impl Drop for Flush {
                 Err(_) => return,
             }
         }
-        let left = until.saturating_duration_since(std::time::Instant::now());
         let _ = self
             .written
-            .recv_timeout(left.max(Duration::from_millis(100)));
+            .recv_timeout(until.saturating_duration_since(std::time::Instant::now()));
     }
 }
 

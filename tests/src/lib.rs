@@ -167,7 +167,7 @@ pub struct Server {
     /// Where the server's log goes, when a test reads it.
     log: Option<PathBuf>,
     /// The log as a pipe that nobody reads, kept open (see [`Server::start_unread`]).
-    _unread: Option<std::process::ChildStderr>,
+    unread_log: Option<std::process::ChildStderr>,
 }
 
 impl Server {
@@ -199,14 +199,16 @@ impl Server {
     /// write to it would wait.
     pub fn start_unread(args: &[&str], log_filter: &str) -> Server {
         let mut server = Server::spawn(Database::sqlite(), args, Stdio::piped(), log_filter, None);
-        server._unread = server.child.stderr.take();
+        server.unread_log = server.child.stderr.take();
         server
     }
 
     /// How many bytes of the log wait in the unread pipe of [`Server::start_unread`].
     pub fn unread_log_bytes(&self) -> usize {
         use std::os::fd::AsRawFd;
-        let Some(pipe) = &self._unread else { return 0 };
+        let Some(pipe) = &self.unread_log else {
+            return 0;
+        };
         let mut waiting: libc::c_int = 0;
         // SAFETY: FIONREAD writes one int, the bytes readable from the descriptor we own.
         let done = unsafe { libc::ioctl(pipe.as_raw_fd(), libc::FIONREAD, &mut waiting) };
@@ -268,7 +270,7 @@ impl Server {
             addr,
             database,
             log,
-            _unread: None,
+            unread_log: None,
         }
     }
 

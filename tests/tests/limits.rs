@@ -160,10 +160,10 @@ async fn a_log_that_nobody_reads_holds_up_no_match() {
     p2.accepted(json!({"type": "ready", "match": m.id})).await;
     walk_pawns(&mut p1, &mut p2, &m.id, 100).await;
     // The pipe is full: its writer waits in the kernel for room (64 KiB on Linux).
+    let waiting_bytes = server.unread_log_bytes();
     assert!(
-        server.unread_log_bytes() >= 32_768,
-        "the log pipe holds {} bytes",
-        server.unread_log_bytes()
+        waiting_bytes >= 32_768,
+        "the log pipe holds {waiting_bytes} bytes"
     );
     let waiting: Vec<String> = std::fs::read_dir(format!("/proc/{}/task", server.pid()))
         .unwrap()
