@@ -23,6 +23,10 @@
 //!    C.17), then the scores involved (C.18 to C.21);
 //! 7. room for the ordering bonuses.
 //!
+//! That is the 2025 rules, which require every bracket to let the round complete. The 2017
+//! rules look one score group ahead only and collapse the round when that leads to a dead end
+//! (A.9): [`rules2017`] matches each bracket on its own, with the same decisions ([`Pairer`]).
+//!
 //! A field of scores holds only the scores of the bracket's window (its moved-down players,
 //! its residents, the next score group): edges outside the window weigh no score, so the
 //! layout can follow the window from bracket to bracket, and a weight of a 1,000-player
@@ -31,6 +35,9 @@
 use super::{Entrant, Float, PairingError, PreferenceStrength, Rules};
 use crate::blossom::{Matcher, NoPerfectMatching};
 use crate::wide::Wide;
+
+mod rules2017;
+use rules2017::Outlook;
 
 /// The widest edge weight: 96 words, room for about a thousand bits of a window's scores.
 pub const MAX_WEIGHT_BITS: u32 = 96 * 64;
@@ -71,6 +78,9 @@ struct Round<'a> {
     played_rank: Vec<u64>,
     /// Bits of the field that sums those ranks over a matching.
     games_bits: u32,
+    /// 2017 rules: the bracket's place in the round-pairing outlook (A.9) and its layout of
+    /// score differences; the weights are then those of [`rules2017`].
+    outlook: Option<Outlook>,
 }
 
 impl Round<'_> {
@@ -79,6 +89,9 @@ impl Round<'_> {
     }
 
     fn total_bits(&self) -> u32 {
+        if let Some(o) = &self.outlook {
+            return o.total_bits(self.count_bits, self.hist);
+        }
         let (c, s) = (self.count_bits, self.scores_bits);
         let floats = match self.hist {
             0 => 0,
@@ -131,6 +144,9 @@ impl Round<'_> {
     ) -> Option<Wide<L>> {
         if !self.compat[higher][lower] {
             return None;
+        }
+        if let Some(o) = &self.outlook {
+            return Some(self.weight_2017(o, higher, lower, in_current, in_next));
         }
         let (h, l) = (&self.ps[higher], &self.ps[lower]);
         let c = self.count_bits;
@@ -230,6 +246,9 @@ pub(super) fn pair(
     rules: Rules,
     hist: usize,
 ) -> Result<Boards, PairingError> {
+    if rules == Rules::Dutch2017 {
+        return rules2017::pair(ps, compat, hist);
+    }
     let n = ps.len();
     let groups = ps.last().map(|p| p.score_group + 1).unwrap_or(0);
     let mut size = vec![0usize; groups];
@@ -270,6 +289,7 @@ pub(super) fn pair(
             bye_games_apply: false,
             played_rank: vec![0; n],
             games_bits,
+            outlook: None,
         };
         // What the words hold beyond that is room for more scores, at no cost.
         if fixed_width().is_none() {
@@ -331,10 +351,11 @@ struct Pairer<'a, const L: usize> {
 }
 
 impl<const L: usize> Pairer<'_, L> {
-    /// The mate of `v`, or `v` itself when it is left for the PAB.
+    /// The mate of `v`, or `v` itself when it is left for the PAB (or, in a 2017 bracket, left
+    /// unpaired: matched to a vertex beyond the players).
     fn mate(&self, v: usize) -> usize {
         let m = self.mates[v];
-        if Some(m) == self.bye {
+        if m >= self.n {
             v
         } else {
             m
@@ -803,6 +824,7 @@ mod tests {
             bye_games_apply: false,
             played_rank: Vec::new(),
             games_bits: 12,
+            outlook: None,
         }
     }
 
