@@ -19,6 +19,7 @@ export class Desk {
     // The current round's matches, joined as their arbiter: id -> state.
     this.boards = new Map();
     this.round = 0;
+    this.paintSoon = null;
     this.unsubscribe = conn.onFrame((frame) => this.onFrame(frame));
     this.ticker = setInterval(() => this.paintOverview(), 1000);
     this.build();
@@ -27,7 +28,13 @@ export class Desk {
   destroy() {
     this.unsubscribe();
     clearInterval(this.ticker);
-    for (const match of this.boards.keys()) conn.request({ type: "leave", match }).catch(() => {});
+    clearTimeout(this.paintSoon);
+    this.leaveAll();
+  }
+
+  /** Leaves the boards followed (joins still waiting for their turn are not sent). */
+  leaveAll() {
+    for (const match of this.boards.keys()) conn.request({ type: "leave", match }, { background: true }).catch(() => {});
     this.boards.clear();
   }
 
@@ -152,19 +159,26 @@ export class Desk {
 
   /** After a lost connection the server has forgotten the joins: the boards are joined again. */
   rejoin() {
+    // The new connection has joined nothing: nothing to leave.
+    this.boards.clear();
     if (this.model) this.follow(this.model);
   }
 
-  /** Joins every match of the current round as its arbiter (the tournament's token opens them). */
+  /**
+   * Joins every match of the current round as its arbiter (the tournament's token opens them).
+   * A round may have hundreds of boards: the joins go out paced within the server's message
+   * rate, behind anything the arbiter asks meanwhile, and each row fills in as its board's
+   * state arrives. Joins of a round no longer shown are not sent.
+   */
   follow(v) {
-    for (const match of this.boards.keys()) conn.request({ type: "leave", match }).catch(() => {});
-    this.boards.clear();
+    this.leaveAll();
     this.round = v.current_round;
     this.preview.replaceChildren();
     const round = v.pairings.find((r) => r.round === v.current_round);
     for (const b of round?.boards || []) {
       this.boards.set(b.match, null);
-      conn.request({ type: "join", match: b.match, arbiter_token: this.token }).catch(() => {});
+      const wanted = () => this.boards.has(b.match);
+      conn.request({ type: "join", match: b.match, arbiter_token: this.token }, { background: true, wanted }).catch(() => {});
     }
   }
 
@@ -177,7 +191,12 @@ export class Desk {
       if (seen && fold(seen.state, frame) === "applied") seen.at = performance.now();
       if (frame.event?.kind === "claim") announce(t("desk_say_claim", { board: this.boardOf(frame.match) }));
     } else return;
-    this.paintOverview();
+    // The states of a large round arrive in a stream: one repaint for those of a moment.
+    if (this.paintSoon) return;
+    this.paintSoon = setTimeout(() => {
+      this.paintSoon = null;
+      this.paintOverview();
+    }, 50);
   }
 
   boardOf(match) {

@@ -7,6 +7,74 @@
 const PROTOCOL = 1;
 const CLIENT = "hakem-web/0.2";
 const FEATURES = ["batch", "boards", "rematch", "chat"];
+/** What protocol v1 allows a connection when the `welcome` does not say (an older server). */
+const DEFAULT_RATE = { per_second: 20, burst: 40 };
+
+/**
+ * Sends a connection's messages within the rate the server gave in `welcome`: the server reads
+ * a faster client late and closes one that runs a whole burst ahead, so a page that sends many
+ * at once (the desk joining every board of a round) must pace them. Half the burst and nine
+ * tenths of the rate are used, leaving room for frames that arrive bunched. Messages wait in
+ * turn; a `background` one lets any other go first.
+ */
+class Pacer {
+  constructor(rate) {
+    this.perMs = (Math.max(0.1, Number(rate.per_second) || DEFAULT_RATE.per_second) * 0.9) / 1000;
+    this.burst = Math.max(1, Math.floor((Number(rate.burst) || DEFAULT_RATE.burst) / 2));
+    this.tokens = this.burst;
+    this.last = performance.now();
+    this.queue = []; // {send, background}
+    this.timer = null;
+  }
+
+  take() {
+    const now = performance.now();
+    this.tokens = Math.min(this.burst, this.tokens + (now - this.last) * this.perMs);
+    this.last = now;
+    if (this.tokens < 1) return false;
+    this.tokens -= 1;
+    return true;
+  }
+
+  /**
+   * `item.send()` now if the rate allows and nothing waits, or later in its turn; an item
+   * whose `live()` has turned false by then is given to `item.drop()` instead, using no turn.
+   */
+  submit(item) {
+    if (!this.queue.length && this.take()) {
+      item.send();
+      return;
+    }
+    const firstBackground = item.background ? -1 : this.queue.findIndex((q) => q.background);
+    if (firstBackground < 0) this.queue.push(item);
+    else this.queue.splice(firstBackground, 0, item);
+    this.schedule();
+  }
+
+  schedule() {
+    if (this.timer !== null || !this.queue.length) return;
+    const wait = Math.max(5, (1 - this.tokens) / this.perMs);
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      while (this.queue.length) {
+        if (!this.queue[0].live()) {
+          this.queue.shift().drop();
+          continue;
+        }
+        if (!this.take()) break;
+        this.queue.shift().send();
+      }
+      this.schedule();
+    }, wait);
+  }
+
+  /** The connection is gone: nothing queued is sent (its requests were rejected). */
+  stop() {
+    clearTimeout(this.timer);
+    this.timer = null;
+    this.queue = [];
+  }
+}
 
 export class ServerError extends Error {
   constructor(reply) {
@@ -33,6 +101,8 @@ export class Connection {
     this.status = "connecting";
     /** The server's last `welcome` (who this connection speaks for: `identity`). */
     this.welcome = null;
+    /** Paces what is sent within the rate of the last `welcome`. */
+    this.pacer = null;
   }
 
   url() {
@@ -65,6 +135,7 @@ export class Connection {
           if (frame.type === "welcome") {
             welcomed = true;
             this.welcome = frame;
+            this.pacer = new Pacer(frame.rate || DEFAULT_RATE);
             this.retry = 0;
             this.setStatus("open");
             resolve(frame);
@@ -76,6 +147,8 @@ export class Connection {
         this.dispatch(frame);
       });
       ws.addEventListener("close", () => {
+        this.pacer?.stop();
+        this.pacer = null;
         for (const { reject: fail } of this.waiting.values()) {
           fail(new ServerError({ code: "disconnected", message: "connection lost" }));
         }
@@ -106,6 +179,8 @@ export class Connection {
 
   close() {
     this.closedByUs = true;
+    this.pacer?.stop();
+    this.pacer = null;
     if (this.ws) this.ws.close();
     this.ws = null;
     this.ready = null;
@@ -145,18 +220,39 @@ export class Connection {
     for (const listener of this.listeners) listener(frame);
   }
 
-  /** Sends a message with an `id`; resolves with the reply, rejects with a ServerError. */
-  async request(message) {
+  /**
+   * Sends a message with an `id`, within the server's message rate; resolves with the reply,
+   * rejects with a ServerError. `background`: any other message waiting goes first (a page's
+   * own bulk, such as joining many boards). `wanted`: asked again when its turn comes; false
+   * drops the message unsent (rejected with `cancelled`), for bulk that is no longer needed.
+   */
+  async request(message, { background = false, wanted = null } = {}) {
     await this.open();
     const id = this.nextId++;
+    const ws = this.ws;
     return new Promise((resolve, reject) => {
       this.waiting.set(id, { resolve, reject });
-      try {
-        this.ws.send(JSON.stringify({ ...message, id }));
-      } catch (e) {
+      const fail = (code, why) => {
         this.waiting.delete(id);
-        reject(new ServerError({ code: "disconnected", message: String(e) }));
-      }
+        reject(new ServerError({ code, message: why }));
+      };
+      const item = {
+        background,
+        // Rejected meanwhile (the connection closed), or no longer wanted.
+        live: () => this.waiting.has(id) && (!wanted || wanted()),
+        drop: () => {
+          if (this.waiting.has(id)) fail("cancelled", "no longer needed");
+        },
+        send: () => {
+          try {
+            ws.send(JSON.stringify({ ...message, id }));
+          } catch (e) {
+            fail("disconnected", String(e));
+          }
+        },
+      };
+      if (this.pacer) this.pacer.submit(item);
+      else item.send();
     });
   }
 }

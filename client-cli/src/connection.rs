@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
 use hakem_protocol::{
-    ClientFrame, ClientMessage, ErrorCode, Feature, Identity, ServerMessage, PROTOCOL_VERSION,
+    ClientFrame, ClientMessage, ErrorCode, Feature, Identity, MessageRate, ServerMessage,
+    PROTOCOL_VERSION,
 };
 use serde_json::Value;
 use tokio::net::TcpStream;
@@ -113,7 +114,52 @@ pub enum Incoming {
 pub struct Connection {
     ws: WebSocketStream<MaybeTlsStream<TcpStream>>,
     next_id: u64,
+    pacer: Pacer,
 }
+
+/// Keeps what a connection sends within the message rate its server gave in `welcome`: the
+/// server reads a faster client late and closes one that runs a whole burst ahead, so a loop
+/// that sends many messages at once waits its turn here. Half the burst and nine tenths of
+/// the rate are used, leaving room for frames that arrive bunched.
+struct Pacer {
+    per_second: f64,
+    burst: f64,
+    tokens: f64,
+    last: tokio::time::Instant,
+}
+
+impl Pacer {
+    fn new(rate: MessageRate) -> Pacer {
+        let burst = (rate.burst / 2.0).floor().max(1.0);
+        Pacer {
+            per_second: rate.per_second.max(0.1) * 0.9,
+            burst,
+            tokens: burst,
+            last: tokio::time::Instant::now(),
+        }
+    }
+
+    /// Waits until one more message may go.
+    async fn turn(&mut self) {
+        let now = tokio::time::Instant::now();
+        let earned = now.duration_since(self.last).as_secs_f64() * self.per_second;
+        self.tokens = (self.tokens + earned).min(self.burst);
+        self.last = now;
+        if self.tokens < 1.0 {
+            let wait = Duration::from_secs_f64((1.0 - self.tokens) / self.per_second);
+            tokio::time::sleep(wait).await;
+            self.tokens = 1.0;
+            self.last = tokio::time::Instant::now();
+        }
+        self.tokens -= 1.0;
+    }
+}
+
+/// What protocol v1 allows a connection when the `welcome` does not say (an older server).
+const DEFAULT_RATE: MessageRate = MessageRate {
+    per_second: 20.0,
+    burst: 40.0,
+};
 
 /// What the server said in its `welcome`.
 #[derive(Clone, Debug)]
@@ -190,7 +236,11 @@ impl Connection {
             .await
             .map_err(|_| retry(format!("no answer from {url} within {within}")))?
             .map_err(|e| retry(format!("cannot connect to {url}: {e}")))?;
-        let mut connection = Connection { ws, next_id: 1 };
+        let mut connection = Connection {
+            ws,
+            next_id: 1,
+            pacer: Pacer::new(DEFAULT_RATE),
+        };
         connection
             .send(ClientMessage::Hello {
                 protocol: PROTOCOL_VERSION,
@@ -211,8 +261,10 @@ impl Connection {
                     Some(Incoming::Message(ServerMessage::Welcome {
                         identity,
                         server_time_ms,
+                        rate,
                         ..
                     })) => {
+                        connection.pacer = Pacer::new(rate.unwrap_or(DEFAULT_RATE));
                         return Ok(Welcome {
                             identity,
                             server_time_ms,
@@ -245,7 +297,8 @@ impl Connection {
         Ok((connection, welcome))
     }
 
-    /// Sends a frame as it is (the load tool writes its own JSON).
+    /// Sends a frame as it is, unpaced: the load tool writes its own JSON and keeps its own
+    /// rate.
     pub async fn send_text(&mut self, text: String) -> Result<(), ClientError> {
         self.ws
             .send(Message::Text(text.into()))
@@ -275,6 +328,7 @@ impl Connection {
         };
         let text = serde_json::to_string(&frame)
             .map_err(|e| ClientError(format!("cannot encode a message: {e}")))?;
+        self.pacer.turn().await;
         self.ws
             .send(Message::Text(text.into()))
             .await
@@ -362,6 +416,25 @@ mod tests {
         assert!(parse_server_url("a:1,ftp://b").is_err());
         assert!(parse_server_url("ws://").is_err());
         assert!(parse_server_url("").is_err());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn messages_are_paced_within_the_servers_rate() {
+        let mut pacer = Pacer::new(MessageRate {
+            per_second: 10.0,
+            burst: 8.0,
+        });
+        let start = tokio::time::Instant::now();
+        // Half the burst at once, then nine a second.
+        for _ in 0..4 {
+            pacer.turn().await;
+        }
+        assert_eq!(start.elapsed(), Duration::ZERO);
+        for _ in 0..9 {
+            pacer.turn().await;
+        }
+        let took = start.elapsed().as_secs_f64();
+        assert!((0.99..1.01).contains(&took), "{took}");
     }
 
     #[test]

@@ -889,6 +889,15 @@ impl Winner {
 // ---------------------------------------------------------------------------------------------
 // Server to client
 
+/// How many messages a connection may send: `burst` at once, then `per_second` on average.
+/// The server reads a connection that goes faster no faster than this, and closes one that
+/// runs a whole burst ahead of it.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MessageRate {
+    pub per_second: f64,
+    pub burst: f64,
+}
+
 /// Every message the server sends.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -901,6 +910,10 @@ pub enum ServerMessage {
         /// The extensions asked for at `hello` that this connection has.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         features: Vec<String>,
+        /// The message rate this connection is held to (extension; absent from an older
+        /// server): a client that sends many messages at once paces them within it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rate: Option<MessageRate>,
     },
     Pong {
         #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -1070,6 +1070,10 @@ impl Session {
                 identity,
                 server_time_ms: crate::wall_clock_ms(),
                 features: granted.iter().map(|f| f.as_str().to_string()).collect(),
+                rate: Some(hakem_protocol::MessageRate {
+                    per_second: self.app.limits.rate_per_sec,
+                    burst: self.app.limits.rate_burst,
+                }),
             });
         }
         if let Some(holder) = account {
