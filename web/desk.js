@@ -252,7 +252,13 @@ export class Desk {
   /** The next round as it would be paired now, with the button that publishes it. */
   async showPreview() {
     const shown = await this.command({ type: "preview_pairing" });
-    if (!shown) return;
+    if (shown) this.paintPreview(shown);
+  }
+
+  /** A pairing not yet published: its boards and byes, Publish and Put away. */
+  paintPreview(shown) {
+    // Publish names this pairing: the server publishes it only if it is still the pairing.
+    this.shownPairing = shown.pairing || null;
     const rows = shown.boards.map((b) =>
       el("tr", { "data-board": String(b.board) }, [
         el("th", { scope: "row", class: "num", text: String(b.board) }),
@@ -283,11 +289,23 @@ export class Desk {
     return t(which === "first" ? "col_first" : "col_second");
   }
 
+  /**
+   * Publishes the pairing shown. If something changed since it was shown (a result, a bye, an
+   * entry), the server publishes nothing and sends the pairing as it is now: that is shown in
+   * its place, and said, for the arbiter to look at before publishing.
+   */
   async publish() {
-    const paired = await this.command({ type: "pair_next" });
-    if (paired) {
+    const message = { type: "pair_next", tournament: this.id, arbiter_token: this.token };
+    if (this.shownPairing) message.pairing = this.shownPairing;
+    try {
+      const paired = await conn.request(message);
       this.preview.replaceChildren();
       announce(t("desk_done_paired", { n: paired.current_round }));
+    } catch (e) {
+      if (e.code === "pairing_changed" && e.reply?.preview) {
+        this.paintPreview(e.reply.preview);
+        showAlert(t("desk_pairing_changed", { n: e.reply.preview.round }));
+      } else showAlert(describeError(e));
     }
   }
 

@@ -7,8 +7,8 @@ use std::process::ExitCode;
 use clap::Args;
 use hakem_games::{AnyPosition, GameKind};
 use hakem_protocol::tournament::{
-    ByeKind, CreateTournament, NewPlayer, PairingRules, PlayerToken, TiebreakEdition,
-    TournamentStatus, TournamentView,
+    ByeKind, CreateTournament, NewPlayer, PairingPreview, PairingRules, PlayerToken, RoundView,
+    TiebreakEdition, TournamentStatus, TournamentView,
 };
 use hakem_protocol::{ClientMessage, Points, Seat, ServerMessage};
 use serde_json::json;
@@ -157,6 +157,20 @@ pub struct StartArgs {
 }
 
 #[derive(Args, Debug)]
+pub struct PairNextArgs {
+    #[command(flatten)]
+    pub target: TournamentArgs,
+    /// Show the next round as it would be paired now, without publishing it, and the command
+    /// that publishes exactly that pairing.
+    #[arg(long, conflicts_with = "pairing")]
+    pub preview: bool,
+    /// Publish only this pairing (the identifier `--preview` printed): refused, with the
+    /// pairing as it is now, if anything changed since.
+    #[arg(long, value_name = "ID")]
+    pub pairing: Option<String>,
+}
+
+#[derive(Args, Debug)]
 pub struct PlayerArgs {
     #[command(flatten)]
     pub target: TournamentArgs,
@@ -254,7 +268,7 @@ pub enum Live {
     Create(CreateArgs),
     Add(AddArgs),
     Start(StartArgs),
-    PairNext(TournamentArgs),
+    PairNext(PairNextArgs),
     Withdraw(PlayerArgs),
     Bye(ByeArgs),
     Forfeit(ForfeitArgs),
@@ -350,15 +364,7 @@ pub async fn run(live: Live) -> ExitCode {
                 print_round(&view, view.current_round);
             })
         }
-        Live::PairNext(t) => ask_view(
-            &t.auth,
-            ClientMessage::PairNext {
-                tournament: t.tournament.clone(),
-                arbiter_token: Some(t.auth.token.clone()),
-            },
-        )
-        .await
-        .map(|view| print_round(&view, view.current_round)),
+        Live::PairNext(args) => pair_next(&args).await,
         Live::Result(r) => ask_view(
             &r.target.auth,
             ClientMessage::SetResult {
@@ -529,6 +535,87 @@ pub async fn run(live: Live) -> ExitCode {
     }
 }
 
+/// `pair-next`: publishes the next round; with `--preview`, shows it unpublished and says how
+/// to publish exactly it; with `--pairing`, publishes only that pairing.
+async fn pair_next(args: &PairNextArgs) -> Result<(), String> {
+    let t = &args.target;
+    let request = if args.preview {
+        ClientMessage::PreviewPairing {
+            tournament: t.tournament.clone(),
+            arbiter_token: Some(t.auth.token.clone()),
+        }
+    } else {
+        ClientMessage::PairNext {
+            tournament: t.tournament.clone(),
+            arbiter_token: Some(t.auth.token.clone()),
+            pairing: args.pairing.clone(),
+        }
+    };
+    let mut conn = Connection::open_as(&t.auth.server.server, &t.auth.token)
+        .await
+        .map_err(|e| e.0)?;
+    // The names, for the preview (a refused pairing shows the new one too).
+    let names = ClientMessage::GetTournament {
+        tournament: t.tournament.clone(),
+    };
+    let view = match conn.request(names).await.map_err(|e| e.0)? {
+        Incoming::Message(ServerMessage::Tournament { view, .. }) => *view,
+        other => return Err(refusal(other)),
+    };
+    let reply = conn.request_within(request, PATIENCE).await.map_err(|e| e.0);
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(1), conn.close()).await;
+    match reply? {
+        Incoming::Message(ServerMessage::Tournament { view, .. }) => {
+            print_round(&view, view.current_round);
+            Ok(())
+        }
+        Incoming::Message(ServerMessage::PairingPreview { preview, .. }) => {
+            print_preview(args, &view, &preview);
+            Ok(())
+        }
+        Incoming::Message(ServerMessage::Error(error)) if error.preview.is_some() => {
+            let message = refusal(Incoming::Message(ServerMessage::Error(error.clone())));
+            if let Some(preview) = &error.preview {
+                print_preview(args, &view, preview);
+            }
+            Err(message)
+        }
+        other => Err(refusal(other)),
+    }
+}
+
+/// A pairing not yet published, its identifier, and the command that publishes it.
+fn print_preview(args: &PairNextArgs, view: &TournamentView, preview: &PairingPreview) {
+    let t = &args.target;
+    println_or_quit!(
+        "round {} as it would be paired now (not published):",
+        preview.round.round
+    );
+    print_round_view(view, &preview.round);
+    if preview.round.search_stopped {
+        println_or_quit!("the pairing search stopped at its budget: check this pairing");
+    }
+    if preview.pairing.is_empty() {
+        // An older server names no pairing.
+        return;
+    }
+    println_or_quit!("pairing {}", preview.pairing);
+    // Copied as it stands: the server and the token only when they were not in the
+    // environment, so that a token kept there is not shown.
+    let mut command = String::from("hakem tournament pair-next");
+    if std::env::var("HAKEM_SERVER").ok().as_deref() != Some(t.auth.server.server.as_str()) {
+        command += &format!(" --server {}", t.auth.server.server);
+    }
+    if std::env::var("HAKEM_TOKEN").ok().as_deref() != Some(t.auth.token.as_str()) {
+        command += &format!(" --token {}", t.auth.token);
+    }
+    command += &format!(
+        " --tournament {} --pairing {}",
+        t.tournament, preview.pairing
+    );
+    println_or_quit!("publish exactly this pairing with:\n  {command}");
+}
+
 /// Follows the tournament as the server pushes it (`watch_tournament`): a line for each paired
 /// round (with its boards), each result, each withdrawal, and the end with the standings' top.
 /// It never asks again; it ends with the tournament, or when the connection is lost.
@@ -642,6 +729,11 @@ fn print_round(view: &TournamentView, round: u32) {
         return;
     };
     println_or_quit!("round {round}");
+    print_round_view(view, r);
+}
+
+/// The boards and byes of `r`, with the names of `view`.
+fn print_round_view(view: &TournamentView, r: &RoundView) {
     for b in &r.boards {
         println_or_quit!(
             "  {:>3}. {:>4} {:<28} - {:>4} {:<28} {:<8} {}",

@@ -573,6 +573,7 @@ impl Refusal {
             Some(ErrorCode::UnknownTournament) => "there is no such tournament",
             Some(ErrorCode::UnknownAccount) => "there is no such account",
             Some(ErrorCode::NoPairing) => "no valid pairing exists",
+            Some(ErrorCode::PairingChanged) => "the pairing is no longer the one shown",
             Some(ErrorCode::NotYourTurn) => "it is not your turn",
             Some(ErrorCode::IllegalMove) => "illegal move",
             Some(ErrorCode::PressFirst) => "the opponent has not pressed the clock yet",

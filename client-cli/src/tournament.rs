@@ -64,8 +64,9 @@ pub enum TournamentCommand {
     Add(organize::AddArgs),
     /// Rank the players, settle the colour lot and pair round 1; its matches start.
     Start(organize::StartArgs),
-    /// Pair the next round (once every match of the current one has ended).
-    PairNext(organize::TournamentArgs),
+    /// Pair the next round (once every match of the current one has ended); with --preview,
+    /// show it first without publishing it.
+    PairNext(organize::PairNextArgs),
     /// Withdraw a player: not paired from the next round on.
     Withdraw(organize::PlayerArgs),
     /// A half-point bye for a player in a round not yet paired.

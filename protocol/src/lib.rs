@@ -494,6 +494,11 @@ pub enum ClientMessage {
         tournament: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         arbiter_token: Option<String>,
+        /// The `pairing` of a `pairing_preview`: publish only that pairing, and refuse with
+        /// `pairing_changed` (and the pairing as it is now) if the round would be paired
+        /// otherwise (extension).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pairing: Option<String>,
     },
     /// The arbiter enters (a board played over the board) or corrects the result of board
     /// `board` of round `round`: `1-0`, `0-1`, `1/2-1/2`, `+-`, `-+`, `--` (extension).
@@ -1096,7 +1101,7 @@ pub enum ServerMessage {
         re: Option<RequestId>,
         tournament: String,
         #[serde(flatten)]
-        round: Box<tournament::RoundView>,
+        preview: Box<tournament::PairingPreview>,
     },
     /// The answer to `get_player`.
     Player {
@@ -1411,6 +1416,9 @@ pub struct ErrorReply {
     /// For `illegal_move`: the rule the move breaks (`occupied`, `ccw_in_tr`, ...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rule: Option<String>,
+    /// For `pairing_changed`: the pairing as it would be published now.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preview: Option<Box<tournament::PairingPreview>>,
 }
 
 /// The stable error codes.
@@ -1427,6 +1435,8 @@ pub enum ErrorCode {
     UnknownAccount,
     /// No pairing of the round satisfies the absolute criteria of the pairing system.
     NoPairing,
+    /// `pair_next` named a pairing that is no longer the one the round would get (extension).
+    PairingChanged,
     NotYourTurn,
     IllegalMove,
     /// The opponent has not pressed the clock yet.
@@ -1453,6 +1463,7 @@ impl ErrorCode {
             ErrorCode::UnknownTournament => "unknown_tournament",
             ErrorCode::UnknownAccount => "unknown_account",
             ErrorCode::NoPairing => "no_pairing",
+            ErrorCode::PairingChanged => "pairing_changed",
             ErrorCode::NotYourTurn => "not_your_turn",
             ErrorCode::IllegalMove => "illegal_move",
             ErrorCode::PressFirst => "press_first",

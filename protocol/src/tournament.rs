@@ -233,6 +233,17 @@ pub struct StandingView {
     pub tiebreaks: BTreeMap<String, f64>,
 }
 
+/// The next round as it would be paired now, not published, and the identifier of that
+/// pairing (its boards and byes), for `pair_next` to publish exactly it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PairingPreview {
+    #[serde(flatten)]
+    pub round: RoundView,
+    /// Absent from an older server.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub pairing: String,
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RoundView {
     pub round: u32,

@@ -536,6 +536,7 @@ impl Session {
             message: message.into(),
             match_id: None,
             rule: None,
+            preview: None,
         }));
     }
 
@@ -785,9 +786,10 @@ impl Session {
             ClientMessage::PairNext {
                 tournament: id,
                 arbiter_token,
+                pairing,
             } => {
                 let caller = self.caller(arbiter_token);
-                let view = tournament::pair_next(&self.app, &id, caller).await;
+                let view = tournament::pair_next(&self.app, &id, caller, pairing).await;
                 self.send_tournament(re, view);
             }
             ClientMessage::SetResult {
@@ -827,12 +829,12 @@ impl Session {
             } => {
                 let caller = self.caller(arbiter_token);
                 match tournament::preview(&self.app, &id, caller).await {
-                    Ok(round) => self.send(&ServerMessage::PairingPreview {
+                    Ok(preview) => self.send(&ServerMessage::PairingPreview {
                         re,
                         tournament: id,
-                        round: Box::new(round),
+                        preview: Box::new(preview),
                     }),
-                    Err(failure) => self.error(re, failure.code, failure.message),
+                    Err(failure) => self.refuse(re, failure),
                 }
             }
             ClientMessage::Withdraw {
@@ -1307,8 +1309,21 @@ impl Session {
                 re,
                 view: Box::new(view),
             }),
-            Err(failure) => self.error(re, failure.code, failure.message),
+            Err(failure) => self.refuse(re, failure),
         }
+    }
+
+    /// A tournament command's refusal, with what it carries (the pairing as it is now).
+    fn refuse(&self, re: Option<RequestId>, failure: Failure) {
+        metrics::counter!("hakem_errors_total", "code" => failure.code.as_str()).increment(1);
+        self.send(&ServerMessage::Error(ErrorReply {
+            re,
+            code: failure.code,
+            message: failure.message,
+            match_id: None,
+            rule: None,
+            preview: failure.preview,
+        }));
     }
 
     /// The address whose match-creation limits this connection's new matches count against:
@@ -1387,6 +1402,7 @@ impl Session {
             message: format!("no match {match_id:?}"),
             match_id: Some(match_id.to_string()),
             rule: None,
+            preview: None,
         }));
     }
 
@@ -1445,6 +1461,7 @@ impl Session {
                             message: message.into(),
                             match_id: Some(match_id),
                             rule: None,
+                            preview: None,
                         }));
                         return;
                     };
@@ -1559,6 +1576,7 @@ impl Session {
                         message: "the match is over and its chat is closed".into(),
                         match_id: Some(match_id),
                         rule: None,
+                        preview: None,
                     }));
                     return;
                 }

@@ -963,6 +963,114 @@ async fn a_watched_tournament_comes_to_its_watchers_at_every_change() {
     }
 }
 
+/// The `hakem tournament pair-next` command that `--preview` printed, as arguments.
+fn publish_command(out: &str) -> Vec<String> {
+    let line = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("hakem tournament pair-next"))
+        .unwrap_or_else(|| panic!("no command to publish in:\n{out}"));
+    line.split_whitespace().skip(1).map(str::to_string).collect()
+}
+
+fn pairing_of(out: &str) -> String {
+    out.lines()
+        .find_map(|l| l.strip_prefix("pairing "))
+        .unwrap_or_else(|| panic!("no pairing in:\n{out}"))
+        .to_string()
+}
+
+#[tokio::test]
+async fn the_pairing_published_is_the_one_shown_or_nothing_is_published() {
+    let server = Server::start();
+    let url = server.ws_url();
+    let mut org = organizer(&server).await;
+    let (id, arb) = four_players(&mut org, "Önizleme").await;
+    let started = org
+        .request(json!({"type": "start_tournament", "tournament": id, "colour_lot": "p1"}))
+        .await;
+    let mut arbiter = Client::connect(&server, "arbiter", None).await;
+    for b in boards(&started, 1) {
+        decide(&mut arbiter, b["match"].as_str().unwrap(), &arb, "p1").await;
+    }
+    wait_for(&server, &id, "round 1 complete", Duration::from_secs(10), round_over);
+
+    // The arbiter looks at round 2 in the terminal: the boards, the pairing's identifier and
+    // the command that publishes exactly it. Nothing is published.
+    let preview = ["tournament", "pair-next", "--preview", "--server", &url];
+    let (code, shown, err) = hakem(&[&preview[..], &["--token", &arb, "--tournament", &id]].concat());
+    assert_eq!(code, 0, "{shown}{err}");
+    assert!(
+        shown.starts_with("round 2 as it would be paired now (not published):"),
+        "{shown}"
+    );
+    let first = pairing_of(&shown);
+    assert_eq!(first.len(), 16, "{first}");
+    let command = publish_command(&shown);
+    assert!(command.ends_with(&["--pairing".to_string(), first.clone()]), "{command:?}");
+    assert_eq!(view(&server, &id)["current_round"], 1, "a preview publishes nothing");
+    // The same state gives the same pairing, over the protocol too.
+    let again = org
+        .request(json!({"type": "preview_pairing", "tournament": id, "arbiter_token": arb}))
+        .await;
+    assert_eq!(again["pairing"], first.as_str(), "{again}");
+
+    // Meanwhile player 1 takes a half-point bye in round 2: the round is paired otherwise now,
+    // and the pairing shown is refused, with the pairing as it is now.
+    org.request(json!({"type": "request_bye", "tournament": id, "player": 1, "round": 2}))
+        .await;
+    let refused = org
+        .refused(
+            json!({"type": "pair_next", "tournament": id, "arbiter_token": arb, "pairing": first}),
+            "pairing_changed",
+        )
+        .await;
+    assert!(
+        refused["message"].as_str().unwrap().contains("nothing was published"),
+        "{refused}"
+    );
+    let now = &refused["preview"];
+    assert_eq!(now["round"], 2, "{refused}");
+    let second = now["pairing"].as_str().unwrap().to_string();
+    assert_ne!(second, first);
+    assert!(
+        now["byes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|b| b["player"] == 1 && b["kind"] == "half"),
+        "{now}"
+    );
+    assert_eq!(view(&server, &id)["current_round"], 1, "nothing published");
+
+    // The command printed before is refused the same way in the terminal: it says why and
+    // shows the pairing as it is now, with its own command.
+    let args: Vec<&str> = command.iter().map(String::as_str).collect();
+    let (code, out, err) = hakem(&args);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(err.contains("(pairing_changed)"), "{err}");
+    assert!(err.contains("nothing was published"), "{err}");
+    assert_eq!(pairing_of(&out), second, "{out}");
+    assert_eq!(view(&server, &id)["current_round"], 1, "nothing published");
+
+    // The new command publishes exactly the pairing it names.
+    let command = publish_command(&out);
+    let args: Vec<&str> = command.iter().map(String::as_str).collect();
+    let (code, out, err) = hakem(&args);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.starts_with("round 2\n"), "{out}");
+    let published = view(&server, &id);
+    assert_eq!(published["current_round"], 2);
+    assert_eq!(published["pairings"][1]["boards"], now["boards"]);
+    assert_eq!(published["pairings"][1]["byes"], now["byes"]);
+
+    // Published once: the same pairing again is refused, round 2 being played.
+    org.refused(
+        json!({"type": "pair_next", "tournament": id, "arbiter_token": arb, "pairing": second}),
+        "bad_request",
+    )
+    .await;
+}
+
 #[tokio::test]
 async fn the_arbiter_enters_a_result_played_over_the_board_and_corrects_another() {
     let server = Server::start();

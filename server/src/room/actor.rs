@@ -1218,6 +1218,7 @@ impl Room {
             message: refusal.message,
             match_id: Some(self.id.to_string()),
             rule: refusal.rule.map(str::to_string),
+            preview: None,
         }));
     }
 }

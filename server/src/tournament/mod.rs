@@ -20,8 +20,8 @@ use std::sync::Arc;
 
 use dashmap::DashMap;
 use hakem_protocol::tournament::{
-    ColourLot, CreateTournament, NewPlayer, PlayerToken, RoundView, TournamentSummary,
-    TournamentView,
+    ColourLot, CreateTournament, NewPlayer, PairingPreview, PlayerToken, RoundView,
+    TournamentSummary, TournamentView,
 };
 use hakem_protocol::{AccountKind, ErrorCode, RoundResult, Seat};
 use tokio::sync::{mpsc, oneshot, watch};
@@ -98,6 +98,8 @@ impl Handle {
 pub struct Failure {
     pub code: ErrorCode,
     pub message: String,
+    /// For `pairing_changed`: the pairing as it is now.
+    pub preview: Option<Box<PairingPreview>>,
 }
 
 impl Failure {
@@ -105,8 +107,31 @@ impl Failure {
         Failure {
             code,
             message: message.into(),
+            preview: None,
         }
     }
+}
+
+/// The identifier of a round's pairing: a digest of its number, its boards (number and both
+/// players, in their seats) and its byes (player, kind, points). Two pairings with the same
+/// identifier publish the same round.
+pub fn pairing_id(round: &RoundView) -> String {
+    use sha2::{Digest, Sha256};
+    use std::fmt::Write as _;
+    let mut text = format!("round {}\n", round.round);
+    for b in &round.boards {
+        let _ = writeln!(text, "board {} {} {}", b.board, b.p1, b.p2);
+    }
+    for bye in &round.byes {
+        let _ = writeln!(
+            text,
+            "bye {} {:?} {}",
+            bye.player, bye.kind, bye.points.halves
+        );
+    }
+    let digest = Sha256::digest(text.as_bytes());
+    // 64 bits tell apart any two pairings an arbiter will ever compare.
+    digest[..8].iter().map(|b| format!("{b:02x}")).collect()
 }
 
 impl From<Refused> for Failure {
@@ -388,7 +413,7 @@ async fn enter(
         trial
             .add_player(&player.surname, &player.given, account)
             .map_err(|r| {
-                let Failure { code, message } = Failure::from(r);
+                let Failure { code, message, .. } = Failure::from(r);
                 Failure::new(code, format!("player {}: {message}", i + 1))
             })?;
     }
@@ -462,15 +487,26 @@ pub async fn start(
         .await
 }
 
-pub async fn pair_next(app: &App, id: &str, caller: Caller) -> Result<TournamentView, Failure> {
+/// Pairs and publishes the next round; with `expected` (a [`pairing_id`] shown in a preview),
+/// only if that is the pairing it gets.
+pub async fn pair_next(
+    app: &App,
+    id: &str,
+    caller: Caller,
+    expected: Option<String>,
+) -> Result<TournamentView, Failure> {
     let handle = app.tournaments.get(id)?;
     handle
-        .ask(|reply| Command::PairNext { caller, reply })
+        .ask(|reply| Command::PairNext {
+            caller,
+            expected,
+            reply,
+        })
         .await
 }
 
 /// The next round as `pair_next` would pair it now, not published.
-pub async fn preview(app: &App, id: &str, caller: Caller) -> Result<RoundView, Failure> {
+pub async fn preview(app: &App, id: &str, caller: Caller) -> Result<PairingPreview, Failure> {
     let handle = app.tournaments.get(id)?;
     handle.ask(|reply| Command::Preview { caller, reply }).await
 }

@@ -6,14 +6,16 @@
 
 use std::sync::{Arc, Weak};
 
-use hakem_protocol::tournament::{ColourLot, NewPlayer, PlayerToken, RoundView, TournamentView};
+use hakem_protocol::tournament::{
+    ColourLot, NewPlayer, PairingPreview, PlayerToken, TournamentView,
+};
 use hakem_protocol::{ErrorCode, MatchStatus, RoundResult, Seat, Winner};
 use tokio::sync::{mpsc, oneshot, watch};
 
 use super::link;
 use super::{
-    draw_lot, enter, forbidden, store, AssistantAdded, BoardResult, Caller, Failure, Published,
-    Refused, Tournament,
+    draw_lot, enter, forbidden, pairing_id, store, AssistantAdded, BoardResult, Caller, Failure,
+    Published, Refused, Tournament,
 };
 use crate::tokens::new_token;
 use crate::App;
@@ -34,11 +36,13 @@ pub(super) enum Command {
     },
     PairNext {
         caller: Caller,
+        /// The identifier of the pairing the arbiter saw, if they name one.
+        expected: Option<String>,
         reply: Reply<TournamentView>,
     },
     Preview {
         caller: Caller,
-        reply: Reply<RoundView>,
+        reply: Reply<PairingPreview>,
     },
     AddAssistant {
         caller: Caller,
@@ -128,8 +132,12 @@ impl Owner {
             Command::Start { caller, lot, reply } => {
                 let _ = reply.send(self.start(app, &caller, lot).await);
             }
-            Command::PairNext { caller, reply } => {
-                let _ = reply.send(self.pair_next(app, &caller).await);
+            Command::PairNext {
+                caller,
+                expected,
+                reply,
+            } => {
+                let _ = reply.send(self.pair_next(app, &caller, expected).await);
             }
             Command::Preview { caller, reply } => {
                 let _ = reply.send(self.preview(app, &caller).await);
@@ -300,13 +308,39 @@ impl Owner {
         Ok(self.view())
     }
 
-    async fn pair_next(&mut self, app: &App, caller: &Caller) -> Result<TournamentView, Failure> {
+    /// Pairs the next round and publishes it; with `expected`, only if its pairing is the one
+    /// of that identifier (the one the arbiter was shown): otherwise nothing is published and
+    /// the refusal carries the pairing as it is now.
+    async fn pair_next(
+        &mut self,
+        app: &App,
+        caller: &Caller,
+        expected: Option<String>,
+    ) -> Result<TournamentView, Failure> {
         if !caller.arbitrates(&self.t) {
             return Err(forbidden());
         }
         // Results a failed store write left unrecorded are picked up first.
         self.catch_up(app).await;
-        let round = self.apply_aside(app, Tournament::pair_next).await?;
+        let (next, round) = aside((*self.t).clone(), Tournament::pair_next).await?;
+        if let Some(expected) = expected {
+            let now = preview_of(&next, round)?;
+            if now.pairing != expected {
+                tracing::info!(tournament = %self.t.id, round, "pairing not published: not the one shown");
+                return Err(Failure {
+                    preview: Some(Box::new(now)),
+                    ..Failure::new(
+                        ErrorCode::PairingChanged,
+                        format!(
+                            "round {round} would not be paired as shown: something changed since \
+                             (a result, a bye, a withdrawal or an entry), so nothing was published; \
+                             look at the pairing as it is now and publish that one"
+                        ),
+                    )
+                });
+            }
+        }
+        self.store_and_swap(app, next).await?;
         let id = &self.t.id;
         tracing::info!(tournament = %id, round, "round paired");
         let view = self.view();
@@ -323,18 +357,13 @@ impl Owner {
     /// The next round as `pair_next` would pair it now, paired on a copy that is then dropped:
     /// the arbiter sees the pairing before publishing it. Pairing is deterministic, so
     /// `pair_next` publishes this pairing unless something changes in between.
-    async fn preview(&mut self, app: &App, caller: &Caller) -> Result<RoundView, Failure> {
+    async fn preview(&mut self, app: &App, caller: &Caller) -> Result<PairingPreview, Failure> {
         if !caller.arbitrates(&self.t) {
             return Err(forbidden());
         }
         self.catch_up(app).await;
         let (trial, round) = aside((*self.t).clone(), Tournament::pair_next).await?;
-        trial
-            .view()
-            .pairings
-            .into_iter()
-            .find(|r| r.round == round)
-            .ok_or_else(|| Failure::new(ErrorCode::Internal, "the paired round is missing"))
+        preview_of(&trial, round)
     }
 
     /// The chief arbiter names an assistant arbiter for some board numbers, in every round.
@@ -519,6 +548,20 @@ impl Owner {
         }
         self.after_result(app).await;
     }
+}
+
+/// Round `round` of `t`, just paired, as a preview with its pairing's identifier.
+fn preview_of(t: &Tournament, round: u32) -> Result<PairingPreview, Failure> {
+    let round = t
+        .view()
+        .pairings
+        .into_iter()
+        .find(|r| r.round == round)
+        .ok_or_else(|| Failure::new(ErrorCode::Internal, "the paired round is missing"))?;
+    Ok(PairingPreview {
+        pairing: pairing_id(&round),
+        round,
+    })
 }
 
 /// One tournament's change computed at a time: pairing a large round takes a core and tens of
