@@ -268,7 +268,7 @@ impl Connection {
                         return Ok(Welcome {
                             identity,
                             server_time_ms,
-                        })
+                        });
                     }
                     Some(Incoming::Message(ServerMessage::Error(error))) => {
                         return Err(OpenError {

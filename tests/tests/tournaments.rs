@@ -969,7 +969,10 @@ fn publish_command(out: &str) -> Vec<String> {
         .lines()
         .find(|l| l.trim_start().starts_with("hakem tournament pair-next"))
         .unwrap_or_else(|| panic!("no command to publish in:\n{out}"));
-    line.split_whitespace().skip(1).map(str::to_string).collect()
+    line.split_whitespace()
+        .skip(1)
+        .map(str::to_string)
+        .collect()
 }
 
 fn pairing_of(out: &str) -> String {
@@ -992,12 +995,19 @@ async fn the_pairing_published_is_the_one_shown_or_nothing_is_published() {
     for b in boards(&started, 1) {
         decide(&mut arbiter, b["match"].as_str().unwrap(), &arb, "p1").await;
     }
-    wait_for(&server, &id, "round 1 complete", Duration::from_secs(10), round_over);
+    wait_for(
+        &server,
+        &id,
+        "round 1 complete",
+        Duration::from_secs(10),
+        round_over,
+    );
 
     // The arbiter looks at round 2 in the terminal: the boards, the pairing's identifier and
     // the command that publishes exactly it. Nothing is published.
     let preview = ["tournament", "pair-next", "--preview", "--server", &url];
-    let (code, shown, err) = hakem(&[&preview[..], &["--token", &arb, "--tournament", &id]].concat());
+    let (code, shown, err) =
+        hakem(&[&preview[..], &["--token", &arb, "--tournament", &id]].concat());
     assert_eq!(code, 0, "{shown}{err}");
     assert!(
         shown.starts_with("round 2 as it would be paired now (not published):"),
@@ -1006,8 +1016,15 @@ async fn the_pairing_published_is_the_one_shown_or_nothing_is_published() {
     let first = pairing_of(&shown);
     assert_eq!(first.len(), 16, "{first}");
     let command = publish_command(&shown);
-    assert!(command.ends_with(&["--pairing".to_string(), first.clone()]), "{command:?}");
-    assert_eq!(view(&server, &id)["current_round"], 1, "a preview publishes nothing");
+    assert!(
+        command.ends_with(&["--pairing".to_string(), first.clone()]),
+        "{command:?}"
+    );
+    assert_eq!(
+        view(&server, &id)["current_round"],
+        1,
+        "a preview publishes nothing"
+    );
     // The same state gives the same pairing, over the protocol too.
     let again = org
         .request(json!({"type": "preview_pairing", "tournament": id, "arbiter_token": arb}))
@@ -1025,7 +1042,10 @@ async fn the_pairing_published_is_the_one_shown_or_nothing_is_published() {
         )
         .await;
     assert!(
-        refused["message"].as_str().unwrap().contains("nothing was published"),
+        refused["message"]
+            .as_str()
+            .unwrap()
+            .contains("nothing was published"),
         "{refused}"
     );
     let now = &refused["preview"];
