@@ -562,7 +562,10 @@ async fn pair_next(args: &PairNextArgs) -> Result<(), String> {
         Incoming::Message(ServerMessage::Tournament { view, .. }) => *view,
         other => return Err(refusal(other)),
     };
-    let reply = conn.request_within(request, PATIENCE).await.map_err(|e| e.0);
+    let reply = conn
+        .request_within(request, PATIENCE)
+        .await
+        .map_err(|e| e.0);
     let _ = tokio::time::timeout(std::time::Duration::from_secs(1), conn.close()).await;
     match reply? {
         Incoming::Message(ServerMessage::Tournament { view, .. }) => {
@@ -637,7 +640,13 @@ async fn watch(v: &ViewArgs) -> Result<(), String> {
         view.completed_rounds
     );
     while view.status != TournamentStatus::Finished {
-        let next = match conn.recv().await.map_err(|e| e.0)? {
+        let frame = tokio::select! {
+            frame = conn.recv() => frame.map_err(|e| e.0)?,
+            // Nobody reads it any more (`| head`): between rounds nothing may be written for
+            // a long time, so the closed pipe is looked for rather than waited for.
+            () = crate::output::stdout_closed() => return Ok(()),
+        };
+        let next = match frame {
             None => return Err("the server closed the connection".into()),
             Some(Incoming::Message(ServerMessage::Tournament { view, .. })) => *view,
             Some(_) => continue,

@@ -183,15 +183,17 @@ impl Session {
                         }
                         None => {
                             screen.input = None;
-                            outln!("(input closed: following the match until the round ends; Ctrl-C leaves)");
+                            println_or_quit!("(input closed: following the match until the round ends; Ctrl-C leaves)");
                         }
                     }
                     continue;
                 }
+                // Nobody reads the match any more (`hakem watch ... | head`): leave it.
+                () = crate::output::stdout_closed() => return Ok(()),
                 _ = sleep_until(screen.redraw_at), if screen.redraw_at.is_some() => {
                     screen.redraw_at = None;
                     if let Some(view) = self.view(link, screen) {
-                        out!("{}", view.render());
+                        print_or_quit!("{}", view.render());
                     }
                     continue;
                 }
@@ -218,7 +220,7 @@ impl Session {
             if self.on_happening(happening, link, screen)? {
                 if screen.redraw_at.take().is_some() {
                     if let Some(view) = self.view(link, screen) {
-                        out!("{}", view.render());
+                        print_or_quit!("{}", view.render());
                     }
                 }
                 return Ok(());
@@ -261,12 +263,12 @@ impl Session {
                 };
                 if !screen.greeted {
                     screen.greeted = true;
-                    outln!("{}", self.greeting(&view));
+                    println_or_quit!("{}", self.greeting(&view));
                     for line in view.history() {
-                        outln!("* {line}");
+                        println_or_quit!("* {line}");
                     }
                 } else {
-                    outln!(
+                    println_or_quit!(
                         "* the server sent the whole match again (it is at event {})",
                         link.state().map_or(0, |s| s.seq)
                     );
@@ -285,9 +287,9 @@ impl Session {
                     // The arbiter must not miss a claim among the moves.
                     (Event::Claim { id, .. }, Role::Arbiter) => {
                         let n = id.map_or("N".to_string(), |id| id.to_string());
-                        outln!("* CLAIM: {line} (rule on it: uphold {n} [warn] REASON, or reject {n} REASON)")
+                        println_or_quit!("* CLAIM: {line} (rule on it: uphold {n} [warn] REASON, or reject {n} REASON)")
                     }
-                    _ => outln!("* {line}"),
+                    _ => println_or_quit!("* {line}"),
                 }
                 if redraws(&frame.event) {
                     redraw_soon(screen);
@@ -295,10 +297,10 @@ impl Session {
             }
             Happening::Unknown { kind } => {
                 screen.clocks_at = std::time::Instant::now();
-                outln!("* {kind} (an event this client does not know)");
+                println_or_quit!("* {kind} (an event this client does not know)");
             }
             Happening::Back { lost_for } => {
-                outln!(
+                println_or_quit!(
                     "* connection back after {}; catching up from event {}",
                     format_wait(lost_for),
                     link.state().map_or(0, |s| s.seq)
@@ -316,14 +318,14 @@ impl Session {
                 if let Some((code, message)) = error_of(&incoming) {
                     let refusal = Refusal { code, message };
                     match what {
-                        Some(what) => outln!("! {what} refused: {}", refusal.plain()),
-                        None => outln!("! server error: {}", refusal.plain()),
+                        Some(what) => println_or_quit!("! {what} refused: {}", refusal.plain()),
+                        None => println_or_quit!("! server error: {}", refusal.plain()),
                     }
                 }
             }
             Happening::Other(incoming) => {
                 if let Some((code, message)) = error_of(&incoming) {
-                    outln!("! server error: {}", Refusal { code, message }.plain());
+                    println_or_quit!("! server error: {}", Refusal { code, message }.plain());
                 } else if let Incoming::Message(message) = incoming {
                     self.show_chat(&message, screen);
                 }
@@ -331,14 +333,14 @@ impl Session {
             Happening::Lost { why } => {
                 if screen.redraw_at.take().is_some() {
                     if let Some(view) = self.view(link, screen) {
-                        out!("{}", view.render());
+                        print_or_quit!("{}", view.render());
                     }
                 }
                 // Requests without an answer may or may not have been carried out.
                 let mut unanswered: Vec<(u64, String)> = screen.requests.drain().collect();
                 unanswered.sort();
                 for (_, what) in unanswered {
-                    outln!("? no answer to {what} before the connection was lost: the board shows whether it was made once the connection is back");
+                    println_or_quit!("? no answer to {what} before the connection was lost: the board shows whether it was made once the connection is back");
                 }
                 if self.reconnect_for.is_zero() || link.state().is_none() {
                     return Err(format!("{why}; {REJOIN}"));
@@ -348,7 +350,7 @@ impl Session {
                 } else {
                     ""
                 };
-                outln!("* connection to the server lost ({why}); reconnecting{refused}");
+                println_or_quit!("* connection to the server lost ({why}); reconnecting{refused}");
             }
             Happening::Retrying { .. } => {}
             Happening::Closed => {}
@@ -373,7 +375,7 @@ impl Session {
                     .filter(|l| l.n > screen.chat_seen[channel_index(l.channel)])
                     .collect();
                 if !new.is_empty() && screen.chat_seen == [0, 0] {
-                    outln!("* the chat so far:");
+                    println_or_quit!("* the chat so far:");
                 }
                 for line in new {
                     self.chat_line(line, screen);
@@ -408,7 +410,7 @@ impl Session {
             (Role::Arbiter, ChatChannel::Players) => " [players]",
             _ => "",
         };
-        outln!("> {who}{channel}: {}", line.text);
+        println_or_quit!("> {who}{channel}: {}", line.text);
     }
 
     fn chat_settings(
@@ -426,7 +428,7 @@ impl Session {
         screen.chat = Some(now);
         // Said at the start only when it is not the usual: a chat that is on.
         if !first || !enabled || muted {
-            outln!(
+            println_or_quit!(
                 "* the chat is {}{}",
                 if enabled { "on" } else { "off" },
                 if muted { "; you are muted" } else { "" }
@@ -442,9 +444,9 @@ impl Session {
                 })
                 .collect();
             if names.is_empty() {
-                outln!("* nobody is muted");
+                println_or_quit!("* nobody is muted");
             } else {
-                outln!("* muted: {}", names.join(", "));
+                println_or_quit!("* muted: {}", names.join(", "));
             }
         }
     }
@@ -495,7 +497,7 @@ impl Session {
         let connected = link.is_connected();
         let view = self.view(link, screen);
         match parse(line, &self.match_id) {
-            Input::Send { what, .. } if !connected => outln!(
+            Input::Send { what, .. } if !connected => println_or_quit!(
                 "? {what} not sent: the connection to the server is lost; \
                  type it again once it is back"
             ),
@@ -504,31 +506,33 @@ impl Session {
                     screen.requests.insert(id, what);
                 }
                 Err(_) => {
-                    outln!("? {what} may not have reached the server: the connection broke");
+                    println_or_quit!(
+                        "? {what} may not have reached the server: the connection broke"
+                    );
                 }
             },
             Input::Time => match view {
                 // Its own label, so that it is told apart from the clocks of a redraw.
-                Some(view) if connected => outln!("{}", view.clock_line("clocks now")),
-                Some(view) => outln!(
+                Some(view) if connected => println_or_quit!("{}", view.clock_line("clocks now")),
+                Some(view) => println_or_quit!(
                     "{}",
                     view.clock_line("clocks now (not connected: counted from the last reading)")
                 ),
-                None => outln!("not in the match yet"),
+                None => println_or_quit!("not in the match yet"),
             },
             Input::Board => match view {
                 Some(view) => {
-                    out!("{}", view.render());
+                    print_or_quit!("{}", view.render());
                     if !connected {
-                        outln!("(not connected: the board as last seen)");
+                        println_or_quit!("(not connected: the board as last seen)");
                     }
                 }
-                None => outln!("not in the match yet"),
+                None => println_or_quit!("not in the match yet"),
             },
-            Input::Help => out!("{}", self.help),
+            Input::Help => print_or_quit!("{}", self.help),
             Input::Quit => return false,
             Input::Nothing => {}
-            Input::Invalid(why) => outln!("? {why} (type `help` for the commands)"),
+            Input::Invalid(why) => println_or_quit!("? {why} (type `help` for the commands)"),
         }
         true
     }
