@@ -453,4 +453,113 @@ mod tests {
         assert!(table.iter().all(|s| s.de == 0));
         assert_eq!(by_id(&table, 1).rank, by_id(&table, 2).rank);
     }
+
+    /// Eight players, three rounds. 1, 2, 3 and 4 end on 2 points: 1 beat 2 and 3 and lost to
+    /// 4; 2 and 3 never met, nor did either meet 4; 1, 2 and 3 won twice, 4 once (two draws).
+    /// The others drew their way to 1 point.
+    fn leader_beaten_by_a_player_with_fewer_wins(planned: u32) -> Tournament {
+        event(
+            8,
+            planned,
+            &[
+                &[(1, 2, Win), (3, 7, Win), (4, 5, Draw), (6, 8, Draw)],
+                &[(1, 3, Win), (2, 5, Win), (4, 6, Draw), (7, 8, Draw)],
+                &[(4, 1, Win), (2, 6, Win), (3, 8, Win), (5, 7, Draw)],
+            ],
+        )
+    }
+
+    fn ranks(table: &[Standing], ids: &[u32]) -> Vec<(u32, u32, u32)> {
+        ids.iter()
+            .map(|&id| {
+                let s = by_id(table, id);
+                (id, s.rank, s.de)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn direct_encounter_among_three_still_tied_who_did_not_all_meet_puts_ahead_only_the_one_out_of_reach(
+    ) {
+        // Wins first: 4 (one win) drops out of the tie; DE then looks at 1, 2 and 3 only. 1
+        // beat both; 2 and 3 never met, so neither can be put ahead of the other, and each
+        // could at best draw level with the other, not with 1 (a missing game counts as won).
+        let t = leader_beaten_by_a_player_with_fewer_wins(3);
+        let order = [Tiebreak::Wins, Tiebreak::DirectEncounter];
+        let table = standings(&t, Edition::E2026, &order);
+        assert_eq!(
+            ranks(&table, &[1, 2, 3, 4]),
+            vec![(1, 1, 1), (2, 2, 2), (3, 2, 2), (4, 4, 0)]
+        );
+        // Players sharing a rank are listed by number.
+        let listed: Vec<u32> = table.iter().take(4).map(|s| s.id).collect();
+        assert_eq!(listed, vec![1, 2, 3, 4]);
+    }
+
+    #[test]
+    fn direct_encounter_among_four_tied_separates_nobody_while_one_could_still_catch_up() {
+        // DE first: the tie is 1, 2, 3 and 4. 4 beat 1 and has two games it did not play in
+        // the group, so 1 is not out of reach; not everyone met, and nobody is put ahead. Wins
+        // then separate 4 from the others, who stay tied.
+        let t = leader_beaten_by_a_player_with_fewer_wins(3);
+        let order = [Tiebreak::DirectEncounter, Tiebreak::Wins];
+        let table = standings(&t, Edition::E2026, &order);
+        assert_eq!(
+            ranks(&table, &[1, 2, 3, 4]),
+            vec![(1, 1, 0), (2, 1, 0), (3, 1, 0), (4, 4, 0)]
+        );
+    }
+
+    #[test]
+    fn direct_encounter_does_not_separate_three_who_all_met_and_beat_each_other_in_a_circle() {
+        // 1 beat 2, 2 beat 3, 3 beat 1, and each beat one of 4, 5, 6: all met, all even.
+        let t = event(
+            6,
+            3,
+            &[
+                &[(1, 2, Win), (3, 4, Win), (5, 6, Draw)],
+                &[(2, 3, Win), (1, 5, Win), (4, 6, Draw)],
+                &[(3, 1, Win), (2, 6, Win), (4, 5, Draw)],
+            ],
+        );
+        let order = [Tiebreak::DirectEncounter, Tiebreak::Wins];
+        let table = standings(&t, Edition::E2026, &order);
+        assert_eq!(
+            ranks(&table, &[1, 2, 3]),
+            vec![(1, 1, 0), (2, 1, 0), (3, 1, 0)]
+        );
+        // With Buchholz before it the circle is broken by the opponents' points instead, and
+        // DE has nobody left to separate.
+        let table = standings(&t, Edition::E2026, &Tiebreak::DEFAULT_ORDER);
+        assert!([1, 2, 3].iter().all(|&id| by_id(&table, id).de == 0));
+    }
+
+    #[test]
+    fn standings_during_an_event_are_those_of_an_event_of_the_rounds_played() {
+        // The same three rounds as part of a longer event give the same table in either
+        // edition: rounds not yet played are neither byes nor absences.
+        for edition in [Edition::E2024, Edition::E2026] {
+            let finished = standings(
+                &leader_beaten_by_a_player_with_fewer_wins(3),
+                edition,
+                &Tiebreak::DEFAULT_ORDER,
+            );
+            for planned in [4, 5, 9] {
+                let during = standings(
+                    &leader_beaten_by_a_player_with_fewer_wins(planned),
+                    edition,
+                    &Tiebreak::DEFAULT_ORDER,
+                );
+                assert_eq!(during, finished, "{edition:?}, {planned} rounds planned");
+            }
+            // Player 1's Buchholz: the points of 2, 3 and 4 (2 each); cut-1 leaves out one of
+            // them; Sonneborn-Berger: the points of the two beaten (in quarter points).
+            let one = by_id(&finished, 1);
+            assert_eq!(
+                (one.bh, one.bh_c1, one.sb),
+                (12, 8, 2 * 4 * 2),
+                "{edition:?}"
+            );
+        }
+    }
 }

@@ -963,6 +963,90 @@ async fn a_watched_tournament_comes_to_its_watchers_at_every_change() {
     }
 }
 
+#[tokio::test]
+async fn standings_after_round_1_of_4_count_no_round_still_to_come() {
+    // After round 1 of 4 a winner whose opponent scored 0 has Buchholz 0 and
+    // Sonneborn-Berger 0: the three rounds to come are not byes, nor absences, nor draws.
+    let server = Server::start();
+    let mut org = organizer(&server).await;
+    let created = org
+        .request(json!({
+            "type": "create_tournament", "name": "Dört Tur", "game": "pentago", "rounds": 4,
+            "players": players(&[("Aydın", "A"), ("Balcı", "B"), ("Cömert", "C"), ("Demir", "D"), ("Ekinci", "E")]),
+        }))
+        .await;
+    let id = created["tournament"].as_str().unwrap().to_string();
+    let arb = created["arbiter_token"].as_str().unwrap().to_string();
+    let started = org
+        .request(json!({"type": "start_tournament", "tournament": id, "colour_lot": "p1"}))
+        .await;
+    let mut arbiter = Client::connect(&server, "arbiter", None).await;
+    let round1 = boards(&started, 1);
+    for b in &round1 {
+        decide(&mut arbiter, b["match"].as_str().unwrap(), &arb, "p1").await;
+    }
+    let v = wait_for(
+        &server,
+        &id,
+        "round 1 complete",
+        Duration::from_secs(10),
+        round_over,
+    );
+    let bye = byes(&v, 1);
+    assert_eq!(bye.len(), 1, "five players: one bye");
+    let row = |player: u64| {
+        v["standings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["id"] == player)
+            .unwrap()
+            .clone()
+    };
+    for b in &round1 {
+        let (winner, loser) = (b["p1"].as_u64().unwrap(), b["p2"].as_u64().unwrap());
+        assert_eq!(row(loser)["points"], 0);
+        let w = row(winner);
+        assert_eq!(w["points"], 1, "{w}");
+        for code in ["BH-C1", "BH", "SB"] {
+            assert_eq!(
+                w["tiebreaks"][code], 0.0,
+                "{code} of the winner {winner}: {w}"
+            );
+        }
+        assert_eq!(w["tiebreaks"]["WIN"], 1.0, "{w}");
+        // The loser's one opponent has 1 point; cut-1 leaves it out.
+        let l = row(loser);
+        assert_eq!(
+            (
+                l["tiebreaks"]["BH"].as_f64(),
+                l["tiebreaks"]["BH-C1"].as_f64()
+            ),
+            (Some(1.0), Some(0.0)),
+            "{l}"
+        );
+    }
+    // The terminal shows the same: `hakem tournament standings --tournament`.
+    let (code, out, err) = hakem(&[
+        "tournament",
+        "standings",
+        "--server",
+        &server.ws_url(),
+        "--tournament",
+        &id,
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    for line in out.lines() {
+        let s: Value = serde_json::from_str(line).unwrap();
+        if round1.iter().any(|b| b["p1"] == s["id"]) {
+            for code in ["BH-C1", "BH", "SB"] {
+                assert_eq!(s["tiebreaks"][code], 0.0, "{code}: {line}");
+            }
+        }
+    }
+}
+
 /// The `hakem tournament pair-next` command that `--preview` printed, as arguments.
 fn publish_command(out: &str) -> Vec<String> {
     let line = out
