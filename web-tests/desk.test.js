@@ -6,7 +6,7 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { assertNoViolations, newPage, protocolClient, testBed } from "./helpers.js";
+import { assertNoViolations, newPage, protocolClient, shoot, testBed } from "./helpers.js";
 
 let organizer;
 const bed = testBed(async ({ server, browser }) => {
@@ -101,5 +101,165 @@ test("the desk follows a round of 110 boards on one connection, paced within the
   assert.equal(await page.$eval("#connection", (banner) => banner.hidden), true);
   // The server said its rate in `welcome`.
   assert.deepEqual(welcomes[0]?.rate, { per_second: 20, burst: 40 });
+  await page.close();
+});
+
+/** The desk of tournament `t`, in English unless told otherwise. */
+async function openDesk(t, options) {
+  const page = await newPage(bed.browser, options);
+  await page.goto(`${bed.server.url}/#/tournament/${t.id}?arbiter=${t.arbiter}`);
+  await page.waitForSelector("#desk");
+  return page;
+}
+
+const rowCells = (page, selector) => page.$eval(selector, (row) => [...row.cells].map((cell) => cell.textContent.trim()));
+
+/** A player of `t` seated in their match `match` over the protocol (their token, `your_match`). */
+async function seat(t, view, id, match) {
+  const account = view.players.find((p) => p.id === id).account;
+  const token = t.players.find((p) => p.account === account).token;
+  const client = await protocolClient(bed.browser, bed.server, token);
+  const mine = await client.frame(`(f) => f.type === "your_match" && f.match === ${JSON.stringify(match)}`);
+  await client.request({ type: "join", match, seat_token: mine.seat_token });
+  return client;
+}
+
+/** Seconds on a clock as the desk writes it (m:ss). */
+function seconds(text) {
+  const [m, s] = text.split(":").map(Number);
+  return m * 60 + s;
+}
+
+/** Ends a match at once by the arbiter's decision: `p1`, `p2` or `draw`. */
+async function decide(match, arbiter, winner) {
+  await organizer.request({ type: "join", match, arbiter_token: arbiter });
+  await organizer.request({ type: "declare", match, scope: "round", winner, reason: "test" });
+}
+
+test("a round from the desk: the clocks count down live, an open claim shows on its board, a forfeit and a double forfeit, a late entry with an account of its own", { skip: bed.skip, timeout: 120000 }, async () => {
+  const t = await createTournament("Masa Kupası", players(6));
+  const bot = await organizer.request({ type: "create_account", name: "kutu-bot", kind: "bot" });
+  assert.equal(bot.type, "account_created");
+  const page = await openDesk(t);
+  await page.selectOption("#desk-lot", "p1");
+  await page.click("#desk-start-button");
+  await page.waitForSelector("#round-1");
+  const view = await apiView(t.id);
+  const [clocked, forfeited, neither] = view.pairings[0].boards;
+  const row = (b) => `#overview tr[data-board="${b.board}"]`;
+
+  // Both players of the first board are ready: the first mover's clock runs on the desk, the
+  // other's stands.
+  const p1 = await seat(t, view, clocked.p1, clocked.match);
+  const p2 = await seat(t, view, clocked.p2, clocked.match);
+  await p1.request({ type: "ready", match: clocked.match });
+  await p2.request({ type: "ready", match: clocked.match });
+  await page.waitForFunction((sel) => /^14:5\d · 15:00$/.test(document.querySelector(`${sel} td.clocks`)?.textContent), row(clocked));
+  const before = (await rowCells(page, row(clocked)))[5].split(" · ");
+  await page.waitForTimeout(2500);
+  const after = (await rowCells(page, row(clocked)))[5].split(" · ");
+  assert.ok(seconds(after[0]) <= seconds(before[0]) - 2, `the running clock counts down: ${before[0]} then ${after[0]}`);
+  assert.equal(after[1], "15:00", "the other clock stands");
+  assert.match((await rowCells(page, row(clocked)))[1], /\(set 1\)$/);
+
+  // The first mover moves; the opponent claims about it: the row shows the open claim at once,
+  // and the desk says so.
+  await p1.request({ type: "move", match: clocked.match, move: "b1sw" });
+  await p2.request({ type: "claim", match: clocked.match, text: "İki taşa dokundu" });
+  await page.waitForFunction((sel) => document.querySelector(`${sel} td.claims-open`)?.textContent === "1", row(clocked));
+  assert.equal(await page.$eval(row(clocked), (tr) => tr.className), "has-claims");
+  await page.waitForFunction((n) => document.querySelector("#announcer").textContent.includes(`A claim on board ${n}.`), clocked.board);
+
+  // The second board's second player did not come: a forfeit from the desk.
+  await page.selectOption("#desk-player", String(forfeited.p2));
+  await page.click("#desk-forfeit");
+  await waitForView(t.id, "the forfeit", (v) => v.pairings[0].boards[1].result === "+-");
+  await waitForText(page, `#round-1 tr[data-board="${forfeited.board}"] .board-result`, "1–0 (forfeit)");
+  await waitForText(page, row(forfeited), "1–0 (forfeit)");
+  // Neither player of the third came.
+  await page.selectOption("#desk-player", String(neither.p1));
+  await page.check("#desk-double");
+  await page.click("#desk-forfeit");
+  await waitForView(t.id, "the double forfeit", (v) => v.pairings[0].boards[2].result === "--");
+  await waitForText(page, `#round-1 tr[data-board="${neither.board}"] .board-result`, "0–0 (both forfeited)");
+  await page.uncheck("#desk-double");
+
+  // A late entry after the start with an account of its own (a bot's): it plays with that
+  // account, no new token is made, and round 1, already paired, is a zero-point bye.
+  await page.fill("#desk-surname", "Kutu");
+  await page.fill("#desk-given", "Bot");
+  await page.fill("#desk-account", "kutu-bot");
+  await page.click("#desk-add");
+  await waitForText(page, "#desk-entered", "entered as number 7; they play with their own account, kutu-bot.");
+  const entered = await apiView(t.id);
+  assert.equal(entered.players[6].account, "kutu-bot");
+  assert.deepEqual(entered.pairings[0].byes.find((b) => b.player === 7), { player: 7, kind: "zero", points: 0 });
+  assert.equal(await page.inputValue("#desk-account"), "", "the form is cleared");
+  // An account that does not exist is refused, plainly, and nobody is entered.
+  await page.fill("#desk-surname", "Yok");
+  await page.fill("#desk-account", "no-such-account");
+  await page.click("#desk-add");
+  await page.waitForFunction(() => !document.querySelector("#alert").hidden && document.querySelector("#alert").textContent.includes("no-such-account"));
+  assert.equal((await apiView(t.id)).players.length, 7);
+  await shoot(page, "tournament-desk-round.png");
+  await p1.close();
+  await p2.close();
+  await page.close();
+});
+
+test("between rounds from the desk: a result corrected, a half-point bye, and a pairing that changed after it was shown is not published", { skip: bed.skip, timeout: 120000 }, async () => {
+  const t = await createTournament("Düzeltme Kupası", players(4));
+  const started = await organizer.request({ type: "start_tournament", tournament: t.id, colour_lot: "p1" });
+  const page = await openDesk(t);
+  const [first, second] = started.pairings[0].boards;
+  await decide(first.match, t.arbiter, "p1");
+  await decide(second.match, t.arbiter, "p1");
+  await waitForView(t.id, "round 1 complete", (v) => v.completed_rounds === 1);
+  await waitForText(page, "#desk-status", "Every result is in");
+
+  // Board 1's result is corrected: the second player won. The pairings and the standings follow.
+  await page.fill("#desk-result-round", "1");
+  await page.fill("#desk-result-board", String(first.board));
+  await page.selectOption("#desk-result", "0-1");
+  await page.click("#desk-set-result");
+  await waitForText(page, `#round-1 tr[data-board="${first.board}"] .board-result`, "0–1");
+  await page.waitForFunction((n) => document.querySelector("#announcer").textContent.includes(`Round 1, board ${n}: 0–1.`), first.board);
+  const corrected = await apiView(t.id);
+  assert.equal(corrected.standings.find((s) => s.id === first.p2).points, 1);
+  assert.equal(corrected.standings.find((s) => s.id === first.p1).points, 0);
+  await waitForText(page, `#standings tr[data-player="${first.p2}"] td.points`, "1");
+
+  // The pairing of round 2 is shown; then a player takes a half-point bye in round 2.
+  await page.click("#desk-preview-button");
+  await page.waitForSelector("#preview-table tbody tr");
+  assert.equal(await page.$$eval("#desk-preview .byes li", (items) => items.length), 0);
+  const resting = second.p1;
+  await page.selectOption("#desk-player", String(resting));
+  await page.fill("#desk-bye-round", "2");
+  await page.click("#desk-bye");
+  await waitForView(t.id, "the half-point bye", (v) => v.players.find((p) => p.id === resting).half_byes?.includes(2));
+  await page.waitForFunction(() => document.querySelector("#announcer").textContent.includes("has a half-point bye."));
+
+  // Publishing the pairing shown is refused: nothing is published, the desk says why and shows
+  // the pairing as it is now, with the bye.
+  await page.click("#desk-publish");
+  await page.waitForFunction(() => !document.querySelector("#alert").hidden && document.querySelector("#alert").textContent.includes("nothing was published"));
+  assert.match(await text(page, "#alert"), /Round 2 as it would be paired now is shown instead/);
+  assert.equal((await apiView(t.id)).current_round, 1, "nothing published");
+  await waitForText(page, "#desk-preview .byes", "half-point bye, asked for");
+  const shown = await page.$$eval("#preview-table tbody tr", (rows) => rows.map((r) => [...r.cells].map((c) => c.textContent.trim())));
+  assert.equal(shown.length, 1, "three players in round 2: one board");
+
+  // The pairing shown now is published as it is.
+  await page.click("#desk-publish");
+  await page.waitForSelector("#round-2");
+  const published = await apiView(t.id);
+  assert.equal(published.current_round, 2);
+  const name = (id) => published.players.find((p) => p.id === id).name;
+  assert.deepEqual(
+    published.pairings[1].boards.map((b) => [String(b.board), `${name(b.p1)} (${b.p1})`, `${name(b.p2)} (${b.p2})`]),
+    shown,
+  );
+  assert.ok(published.pairings[1].byes.some((b) => b.player === resting && b.kind === "half"));
   await page.close();
 });

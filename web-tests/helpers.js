@@ -203,7 +203,7 @@ export async function protocolClient(browser, server, token = ORGANIZER_TOKEN) {
   await page.goto(`${server.url}/api/tournaments`);
   await page.evaluate(async (token) => {
     const ws = new WebSocket(`${location.origin.replace(/^http/, "ws")}/ws`);
-    const client = { ws, next: 1, waiting: new Map() };
+    const client = { ws, next: 1, waiting: new Map(), frames: [] };
     window.__hakem = client;
     await new Promise((resolvePromise, reject) => {
       ws.addEventListener("error", () => reject(new Error("WebSocket error")));
@@ -216,7 +216,7 @@ export async function protocolClient(browser, server, token = ORGANIZER_TOKEN) {
         if (frame.re != null && answer) {
           client.waiting.delete(frame.re);
           answer(frame);
-        }
+        } else if (frame.type !== "welcome") client.frames.push(frame);
       });
     });
   }, token);
@@ -234,6 +234,11 @@ export async function protocolClient(browser, server, token = ORGANIZER_TOKEN) {
       );
       if (reply.type === "error") throw new Error(`${message.type} refused: ${reply.code}: ${reply.message}`);
       return reply;
+    },
+    /** The first frame that was not a reply (`your_match`, `state`, `event`) and `wanted` holds for. */
+    async frame(wanted) {
+      const handle = await page.waitForFunction((source) => window.__hakem.frames.find(eval(source)), wanted.toString());
+      return handle.jsonValue();
     },
     close: () => page.close(),
   };

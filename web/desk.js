@@ -61,6 +61,7 @@ export class Desk {
     this.double = el("input", { type: "checkbox", id: "desk-double" });
     this.surname = el("input", { type: "text", id: "desk-surname", maxlength: "100" });
     this.given = el("input", { type: "text", id: "desk-given", maxlength: "100" });
+    this.account = el("input", { type: "text", id: "desk-account", maxlength: "64", autocomplete: "off", spellcheck: "false", "aria-describedby": "desk-account-hint" });
     this.preview = el("div", { id: "desk-preview" });
     this.resultRound = el("input", { type: "number", id: "desk-result-round", min: "1", step: "1" });
     this.resultBoard = el("input", { type: "number", id: "desk-result-board", min: "1", step: "1" });
@@ -108,8 +109,10 @@ export class Desk {
       el("div", { class: "row" }, [
         field(this.surname, t("desk_surname")),
         field(this.given, t("desk_given")),
+        field(this.account, t("desk_account")),
         button("desk-add", t("desk_add"), () => this.addPlayer()),
       ]),
+      el("p", { class: "hint", id: "desk-account-hint", text: t("desk_account_hint") }),
       this.entered,
       el("h3", { text: t("desk_assistants") }),
       this.assistants,
@@ -359,13 +362,22 @@ export class Desk {
   async addPlayer() {
     const surname = this.surname.value.trim();
     if (!surname) return;
-    const added = await this.command({ type: "add_players", players: [{ surname, given: this.given.value.trim() }] });
+    const player = { surname, given: this.given.value.trim() };
+    const account = this.account.value.trim();
+    if (account) player.account = account;
+    const added = await this.command({ type: "add_players", players: [player] });
     if (added) {
       this.surname.value = "";
       this.given.value = "";
-      // The new player's token is shown once, for the arbiter to hand over.
+      this.account.value = "";
+      // A new account's token is shown once, for the arbiter to hand over; a player with an
+      // account of their own plays with it.
       const p = added.players?.[0];
-      this.entered.textContent = p?.token ? t("desk_entered_token", { name: p.name, no: p.id, token: p.token }) : t("desk_entered", { name: p?.name ?? surname, no: p?.id ?? "" });
+      this.entered.textContent = p?.token
+        ? t("desk_entered_token", { name: p.name, no: p.id, token: p.token })
+        : account
+          ? t("desk_entered_account", { name: p?.name ?? surname, no: p?.id ?? "", account })
+          : t("desk_entered", { name: p?.name ?? surname, no: p?.id ?? "" });
     }
   }
 }
