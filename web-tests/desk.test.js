@@ -263,3 +263,71 @@ test("between rounds from the desk: a result corrected, a half-point bye, and a 
   assert.ok(published.pairings[1].byes.some((b) => b.player === resting && b.kind === "half"));
   await page.close();
 });
+
+test("the desk and the printed pages pass axe-core in English and Turkish; only the current round can be printed, each round's page named", { skip: bed.skip, timeout: 120000 }, async () => {
+  const t = await createTournament("Kış Kupası", players(5));
+  const started = await organizer.request({ type: "start_tournament", tournament: t.id, colour_lot: "p1" });
+  for (const b of started.pairings[0].boards) await decide(b.match, t.arbiter, "p1");
+  await waitForView(t.id, "round 1 complete", (v) => v.completed_rounds === 1);
+  await organizer.request({ type: "pair_next", tournament: t.id });
+
+  for (const [locale, words] of [
+    ["en-US", { button: "Print round 2 only", round1: "Kış Kupası — Round 1", round2: "Kış Kupası — Round 2", heading: "Round 2 (being played)" }],
+    ["tr-TR", { button: "Yalnızca 2. turu yazdır", round1: "Kış Kupası — 1. tur", round2: "Kış Kupası — 2. tur", heading: "2. tur (oynanıyor)" }],
+  ]) {
+    const page = await openDesk(t, { locale });
+    await page.waitForSelector("#round-2");
+    await page.waitForSelector('#overview tr[data-board="1"] td.clocks');
+    await assertNoViolations(page, `the desk (${locale})`);
+    assert.equal(await text(page, "#print-round-button"), words.button);
+    // On screen the rounds' print titles are not shown.
+    assert.equal(await page.$eval("#round-2 .round-print-title", (p) => getComputedStyle(p).display), "none");
+
+    // Everything on paper: each round on a page of its own, named; the desk is not printed.
+    await page.emulateMedia({ media: "print" });
+    const all = await page.evaluate(() => {
+      const shown = (sel) => getComputedStyle(document.querySelector(sel)).display !== "none";
+      return {
+        desk: shown("#desk"),
+        standings: shown("#standings-wrap"),
+        crosstable: shown(".crosstable-card"),
+        round1: shown("#round-1"),
+        titles: [...document.querySelectorAll(".round-print-title")].map((p) => (getComputedStyle(p).display === "none" ? null : p.textContent)),
+        breaks: [...document.querySelectorAll("#pairings .round")].map((r) => getComputedStyle(r).breakBefore),
+      };
+    });
+    assert.deepEqual(all, { desk: false, standings: true, crosstable: true, round1: true, titles: [words.round2, words.round1], breaks: ["auto", "page"] });
+    await assertNoViolations(page, `the printed tournament (${locale})`);
+    await page.emulateMedia({ media: "screen" });
+
+    // Only the current round: the tournament's name and the round's pairings, on one page.
+    await page.evaluate(() => {
+      window.print = () => (window.__printed = (window.__printed || 0) + 1);
+    });
+    await page.click("#print-round-button");
+    assert.equal(await page.evaluate(() => [window.__printed, document.body.dataset.print].join()), "1,round");
+    await page.emulateMedia({ media: "print" });
+    const round = await page.evaluate(() => {
+      const visible = (sel) => [...document.querySelectorAll(sel)].filter((n) => n.getClientRects().length > 0).length;
+      const texts = (sel) => [...document.querySelectorAll(sel)].filter((n) => n.getClientRects().length > 0).map((n) => n.textContent.trim());
+      return {
+        headings: texts("h1, h2, h3, .round-print-title"),
+        about: visible("#tournament-settings"),
+        standings: visible("#standings-wrap"),
+        crosstable: visible(".crosstable-card"),
+        round1: visible("#round-1"),
+        boards: visible("#round-2 tbody tr"),
+        break: getComputedStyle(document.querySelector("#round-2")).breakBefore,
+      };
+    });
+    const pairings = locale === "tr-TR" ? "Eşlemeler" : "Pairings";
+    assert.deepEqual(round, { headings: ["Kış Kupası", pairings, words.heading], about: 0, standings: 0, crosstable: 0, round1: 0, boards: 2, break: "auto" });
+    await assertNoViolations(page, `the current round printed (${locale})`);
+    await shoot(page, `tournament-print-round-${locale}.png`);
+    // The dialog closed: the page prints everything again.
+    await page.evaluate(() => window.dispatchEvent(new Event("afterprint")));
+    assert.equal(await page.evaluate(() => document.body.dataset.print ?? null), null);
+    assert.equal(await page.evaluate(() => getComputedStyle(document.querySelector("#round-1")).display), "block");
+    await page.close();
+  }
+});

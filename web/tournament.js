@@ -20,6 +20,18 @@ import {
 import { announce, conn, main } from "./ui.js";
 import { Desk } from "./desk.js";
 
+/**
+ * Opens the print dialog for the whole tournament (`what` null: every round on a page of its
+ * own, the standings, the crosstable) or, with "round", only the current round's pairings on
+ * one page: the style sheet prints what `body[data-print]` says, until the dialog is closed.
+ */
+function printPages(what) {
+  if (what) document.body.dataset.print = what;
+  else delete document.body.dataset.print;
+  window.addEventListener("afterprint", () => delete document.body.dataset.print, { once: true });
+  window.print();
+}
+
 export class TournamentView {
   constructor(id, params) {
     this.id = id;
@@ -45,6 +57,7 @@ export class TournamentView {
 
   destroy() {
     this.gone = true;
+    delete document.body.dataset.print;
     this.desk?.destroy();
     this.unsubscribe();
     conn.onReconnect = null;
@@ -183,7 +196,10 @@ export class TournamentView {
           text: t("trf_link"),
         }),
         el("p", { class: "hint", id: "trf-hint", text: t("trf_hint") }),
-        el("button", { type: "button", class: "secondary", id: "print-button", onclick: () => window.print(), text: t("print_button") }),
+        el("button", { type: "button", class: "secondary", id: "print-button", onclick: () => printPages(null), text: t("print_button") }),
+        v.current_round
+          ? el("button", { type: "button", class: "secondary", id: "print-round-button", onclick: () => printPages("round"), text: t("print_round_button", { n: v.current_round }) })
+          : null,
       ]),
     ]);
   }
@@ -352,7 +368,10 @@ export class TournamentView {
       ]);
     });
     const byesId = `byes-${r.round}`;
-    return el("div", { class: "round", id: `round-${r.round}`, "data-round": String(r.round) }, [
+    const current = r.round === this.model.current_round;
+    return el("div", { class: current ? "round current-round" : "round", id: `round-${r.round}`, "data-round": String(r.round) }, [
+      // On paper each round has a page of its own, which says whose and which round it is.
+      el("p", { class: "print-only round-print-title", text: t("print_round_title", { name: this.model.name, n: r.round }) }),
       el("h3", { text: `${t("round_heading", { n: r.round })} (${t(playing ? "round_playing" : "round_done")})` }),
       r.boards.length
         ? el("table", { class: "data-table pairings" }, [
