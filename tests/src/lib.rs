@@ -446,6 +446,11 @@ impl Client {
         &self.welcome["identity"]
     }
 
+    /// The `welcome` of [`Client::connect_url_as`].
+    pub fn welcome(&self) -> &Value {
+        &self.welcome
+    }
+
     /// The next frame, or `None` once the connection is closed (or silent for long).
     pub async fn try_next(&mut self) -> Option<Value> {
         if let Some(frame) = self.inbox.pop_front() {

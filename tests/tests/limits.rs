@@ -12,6 +12,15 @@ use tokio_tungstenite::tungstenite::Message;
 #[tokio::test]
 async fn a_flooding_client_is_warned_once_and_read_no_faster_than_its_rate() {
     let server = Server::start_with(&["--rate-limit", "5", "--rate-burst", "10"]);
+    // The welcome says the rate, for clients to pace themselves within it.
+    let told = Client::connect_url_as(&server.ws_url(), "told", "organizer-secret").await;
+    assert_eq!(
+        told.welcome()["rate"],
+        json!({"per_second": 5.0, "burst": 10.0}),
+        "{}",
+        told.welcome()
+    );
+    told.close().await;
     let mut flooder = Client::connect(&server, "flooder", None).await;
     let started = std::time::Instant::now();
     // Within a burst of what it may send: read at the rate, not closed.
