@@ -34,7 +34,7 @@ pub async fn give_back() {
 /// The server's own allocator (jemalloc, see main.rs) returns free pages by itself; SQLite
 /// allocates with the C library's malloc, which has to be asked.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
-fn trim() {
+pub(crate) fn trim() {
     // SAFETY: malloc_trim only releases free memory of glibc's own heaps; it touches nothing
     // the program holds.
     unsafe {
@@ -43,4 +43,4 @@ fn trim() {
 }
 
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-fn trim() {}
+pub(crate) fn trim() {}

@@ -1885,16 +1885,52 @@ impl Writer {
     }
 }
 
+/// Without a batch to write for this long, the writer lets go of what SQLite keeps for the
+/// next one (see [`Writer::release_memory`]).
+const IDLE_RELEASE: Duration = Duration::from_secs(10);
+
+impl Writer {
+    /// Gives back the memory SQLite holds for writing (the prepared batches, the page cache):
+    /// after a busy event they are megabytes the C library's heap keeps, and a quiet server
+    /// has no use for them; the next batch prepares what it needs again.
+    async fn release_memory(&mut self) {
+        use sqlx::Connection;
+        let Writer::Sqlite(_, Some(conn), texts, _) = self else {
+            return;
+        };
+        texts.clear();
+        texts.shrink_to_fit();
+        if let Err(e) = conn.clear_cached_statements().await {
+            tracing::warn!(error = %e, "prepared statements not released");
+        }
+        if let Err(e) = sqlx::query("PRAGMA shrink_memory")
+            .persistent(false)
+            .execute(&mut **conn)
+            .await
+        {
+            tracing::warn!(error = %e, "SQLite's page cache not released");
+        }
+        let _ = tokio::task::spawn_blocking(crate::memory::trim).await;
+    }
+}
+
 /// Takes writes off the queue and commits each batch in one transaction, and records that the
 /// server is alive every [`ALIVE_EVERY`] (nothing else may be written while players think).
 async fn write_loop(mut writer: Writer, mut queue: mpsc::Receiver<Job>, alive_key: String) {
     let mut batch: Vec<Job> = Vec::with_capacity(MAX_BATCH);
     let mut next_alive = tokio::time::Instant::now();
+    // When the last batch was written, and whether the caches were let go since.
+    let mut last_batch = Instant::now();
+    let mut released = true;
     loop {
         writer.checkpoint(queue.is_empty()).await;
         if tokio::time::Instant::now() >= next_alive {
             writer.alive(&alive_key).await;
             next_alive = tokio::time::Instant::now() + ALIVE_EVERY;
+        }
+        if !released && last_batch.elapsed() >= IDLE_RELEASE {
+            writer.release_memory().await;
+            released = true;
         }
         let received = tokio::select! {
             received = queue.recv_many(&mut batch, MAX_BATCH) => received,
@@ -1907,6 +1943,8 @@ async fn write_loop(mut writer: Writer, mut queue: mpsc::Receiver<Job>, alive_ke
         commit_batch(&mut writer, &mut batch).await;
         metrics::histogram!("hakem_store_commit_seconds").record(started.elapsed().as_secs_f64());
         metrics::histogram!("hakem_store_batch_size").record(received as f64);
+        last_batch = Instant::now();
+        released = false;
     }
 }
 
@@ -2209,6 +2247,49 @@ mod tests {
             .await
             .unwrap();
         (file, store)
+    }
+
+    #[tokio::test]
+    async fn a_writer_that_let_go_of_its_caches_writes_on() {
+        let (_file, store) = sqlite_store().await;
+        let Db::Sqlite(pool) = &store.db else {
+            unreachable!("a SQLite store")
+        };
+        let mut writer = Writer::Sqlite(
+            pool.clone(),
+            Some(pool.acquire().await.unwrap()),
+            Texts::new(),
+            Checkpoint::default(),
+        );
+        let id = crate::tokens::new_id();
+        let create = Write::Create {
+            id: id.clone(),
+            created_ms: 5,
+            spec: serde_json::to_string(&spec()).unwrap(),
+        };
+        let append = |from| Write::Append {
+            match_id: id.clone(),
+            events: events(from, 3),
+            finished: None,
+        };
+        assert!(writer.commit(&[&create, &append(1)]).await.is_ok());
+        let Writer::Sqlite(_, _, texts, _) = &writer else {
+            unreachable!()
+        };
+        assert!(
+            !texts.is_empty(),
+            "the batch's text is kept for the next one"
+        );
+        writer.release_memory().await;
+        let Writer::Sqlite(_, conn, texts, _) = &writer else {
+            unreachable!()
+        };
+        assert!(texts.is_empty());
+        assert!(conn.is_some(), "the connection itself stays open");
+        // The next batch prepares its statements again.
+        assert!(writer.commit(&[&append(4)]).await.is_ok());
+        let stored = store.load(&id).await.unwrap().unwrap();
+        assert_eq!(stored.frames.len(), 6);
     }
 
     #[tokio::test]
