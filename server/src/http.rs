@@ -153,8 +153,13 @@ async fn healthz(State(app): State<Arc<App>>) -> Response {
         None => Json(json!({"status": "ok"})).into_response(),
         Some(cluster) => {
             let joined = cluster.is_joined();
+            let status = match (joined, cluster.is_leaving()) {
+                (true, _) => "ok",
+                (false, true) => "leaving",
+                (false, false) => "out_of_cluster",
+            };
             let body = Json(json!({
-                "status": if joined { "ok" } else { "out_of_cluster" },
+                "status": status,
                 "cluster": cluster.health(),
             }));
             if joined {

@@ -240,7 +240,7 @@ async fn serve(args: Args) -> std::process::ExitCode {
         .nats
         .as_ref()
         .map(|_| args.node.clone().unwrap_or_else(host_name));
-    let store = match hakem_server::store::Store::open_node(&args.database, node.as_deref()).await {
+    let store = match hakem_server::store::Store::open_node(&args.database, node.is_some()).await {
         Ok(store) => store,
         Err(e) => {
             eprintln!(

@@ -40,6 +40,7 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (9, include_str!("../migrations/0009_rounds_not_rated.sql")),
     (10, include_str!("../migrations/0010_chat.sql")),
     (11, include_str!("../migrations/0011_room_leases.sql")),
+    (12, include_str!("../migrations/0012_lease_handover.sql")),
 ];
 
 /// Writes waiting for the writer; a full queue makes rooms wait (never drops an event).
@@ -231,7 +232,34 @@ pub struct Store {
     last_alive_ms: Option<u64>,
     /// In a cluster: the rooms this node owns, with their lease epochs (see [`Fences`]).
     fences: Arc<OnceLock<Fences>>,
+    /// In a cluster: the epoch of the tournaments' lease while this node holds it.
+    tournaments_fence: Arc<OnceLock<TournamentsFence>>,
+    /// The setting the writer records the server's signs of life in.
+    alive_key: AliveKey,
 }
+
+/// The epoch of the tournaments' lease while this node of a cluster holds it (`None` while it
+/// does not): every tournament change it stores is committed only if `room_leases` still holds
+/// that epoch for the tournaments, as a room's events are (see [`Fences`]).
+pub type TournamentsFence = Arc<std::sync::Mutex<Option<u64>>>;
+
+/// The setting the writer records signs of life in; `None`: none (a cluster's node before it
+/// has joined, see [`Store::record_alive_as`]).
+type AliveKey = Arc<std::sync::Mutex<Option<String>>>;
+
+/// The holder a room's fence was raised over, as `room_leases` had it (see
+/// [`Store::raise_fence`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Previous {
+    pub node: Option<String>,
+    pub incarnation: Option<String>,
+    /// When it handed the room over, if it stopped cleanly.
+    pub handed_ms: Option<u64>,
+}
+
+/// The fence of one room (or of the tournaments), read in a write's own transaction and held
+/// until it ends (see [`Store::raise_fence`]).
+const FENCE_STANDS: &str = "SELECT epoch FROM room_leases WHERE match_id = $1 FOR SHARE";
 
 /// The rooms a node of a cluster owns, each with the epoch of its lease. Once set, every write
 /// of a match is committed only if `room_leases` still holds this node's epoch for it, checked
@@ -241,6 +269,12 @@ pub type Fences = Arc<dashmap::DashMap<String, u64>>;
 
 /// The error of a write refused by the fence: the room belongs to another node now.
 pub const FENCED: &str = "the room is owned by another node";
+
+/// A single write refused by the fence (the group commit counts its own).
+fn fenced() -> StoreError {
+    metrics::counter!("hakem_cluster_fenced_writes_total").increment(1);
+    StoreError(FENCED.to_string())
+}
 
 impl StoreError {
     /// The write was refused because another node owns the room now.
@@ -293,12 +327,14 @@ impl Store {
     /// Opens (creating if needed) the database at `url`, `sqlite://FILE` or `postgres://...`,
     /// and brings its schema up to date.
     pub async fn open(url: &str) -> Result<Store, StoreError> {
-        Store::open_node(url, None).await
+        Store::open_node(url, false).await
     }
 
-    /// [`Store::open`] for a node of a cluster: its signs of life are its own (each node's
-    /// rooms are charged up to when that node was last alive).
-    pub async fn open_node(url: &str, node: Option<&str>) -> Result<Store, StoreError> {
+    /// [`Store::open`], for a node of a cluster with `in_cluster`: it records its signs of life
+    /// only once it has joined, under a key of its incarnation's (see
+    /// [`Store::record_alive_as`]); each node's rooms are charged up to when the incarnation
+    /// that ran them was last alive.
+    pub async fn open_node(url: &str, in_cluster: bool) -> Result<Store, StoreError> {
         let db = if url.starts_with("postgres://") || url.starts_with("postgresql://") {
             let pool = PgPoolOptions::new()
                 .max_connections(8)
@@ -340,10 +376,15 @@ impl Store {
         };
         migrate(&db).await?;
         // Read before the writer starts recording this server's own life.
-        let alive_key = alive_key(node);
-        let last_alive_ms = read_setting(&db, &alive_key)
-            .await?
-            .and_then(|v| v.parse().ok());
+        let last_alive_ms = match in_cluster {
+            true => None,
+            false => read_setting(&db, ALIVE_KEY)
+                .await?
+                .and_then(|v| v.parse().ok()),
+        };
+        let alive_key: AliveKey = Arc::new(std::sync::Mutex::new(
+            (!in_cluster).then(|| ALIVE_KEY.to_string()),
+        ));
         let (writer, queue) = mpsc::channel(WRITER_QUEUE);
         let fences: Arc<OnceLock<Fences>> = Arc::default();
         match &db {
@@ -355,14 +396,14 @@ impl Store {
                     Texts::new(),
                     Checkpoint::default(),
                 );
-                tokio::spawn(write_loop(writer, queue, alive_key));
+                tokio::spawn(write_loop(writer, queue, alive_key.clone()));
             }
             Db::Postgres(pool) => {
                 let conn = pool.acquire().await?;
                 tokio::spawn(write_loop(
                     Writer::Postgres(pool.clone(), Some(conn), fences.clone()),
                     queue,
-                    alive_key,
+                    alive_key.clone(),
                 ));
             }
         }
@@ -371,6 +412,8 @@ impl Store {
             writer,
             last_alive_ms,
             fences,
+            tournaments_fence: Arc::default(),
+            alive_key,
         })
     }
 
@@ -379,46 +422,171 @@ impl Store {
         matches!(self.db, Db::Postgres(_))
     }
 
-    /// From now on, writes are fenced by `fences` (PostgreSQL only; set once).
-    pub fn fence_with(&self, fences: Fences) {
+    /// From now on, writes of rooms are fenced by `fences`, and tournament changes by
+    /// `tournaments` (PostgreSQL only; set once).
+    pub fn fence_with(&self, fences: Fences, tournaments: TournamentsFence) {
         let _ = self.fences.set(fences);
+        let _ = self.tournaments_fence.set(tournaments);
     }
 
-    /// Raises the fence of a room to `epoch` for `node`: from then on only that node's
-    /// writes of it are committed. False if the fence stands at `epoch` or higher already
-    /// (another node took the room with a later lease). A write of the room's former owner
-    /// that is being committed holds the fence until it is; so whatever the room's events
-    /// are read after this returns, they are all the events it will ever have from before.
+    /// The epoch a write of `key` (a match id, or the tournaments') is fenced with: `None`
+    /// outside a cluster; refused when this node does not hold it.
+    fn fence_of(&self, key: &str) -> Result<Option<i64>, StoreError> {
+        let held = if key == crate::cluster::TOURNAMENTS_KEY {
+            match self.tournaments_fence.get() {
+                None => return Ok(None),
+                Some(epoch) => *epoch.lock().expect("tournaments' fence"),
+            }
+        } else {
+            match self.fences.get() {
+                None => return Ok(None),
+                Some(fences) => fences.get(key).map(|epoch| *epoch),
+            }
+        };
+        match held {
+            Some(epoch) => Ok(Some(i64::try_from(epoch).unwrap_or(i64::MAX))),
+            None => Err(fenced()),
+        }
+    }
+
+    /// Raises the fence of a room (or of the tournaments) to `epoch` for `incarnation` of
+    /// `node`: from then on only its writes are committed. `None` if the fence stands at
+    /// `epoch` or higher already (another node took the room with a later lease); else the
+    /// holder it was raised over. A write of the room's former owner that is being committed
+    /// holds the fence until it is; so whatever the room's events are read after this returns,
+    /// they are all the events it will ever have from before.
     pub async fn raise_fence(
         &self,
         match_id: &str,
         node: &str,
+        incarnation: &str,
         epoch: u64,
-    ) -> Result<bool, StoreError> {
-        let sql = sql_for(
+    ) -> Result<Option<Previous>, StoreError> {
+        // The row is locked as it is read (SQLite has one writer at a time anyway).
+        let lock = match self.db {
+            Db::Postgres(_) => " FOR UPDATE",
+            Db::Sqlite(_) => "",
+        };
+        let read = sql_for(
             &self.db,
-            "INSERT INTO room_leases (match_id, node, epoch) VALUES ($1, $2, $3) \
-             ON CONFLICT (match_id) DO UPDATE SET node = excluded.node, epoch = excluded.epoch \
-             WHERE room_leases.epoch < excluded.epoch",
+            &format!(
+                "SELECT node, incarnation, handed_ms FROM room_leases WHERE match_id = $1{lock}"
+            ),
+        );
+        let raise = sql_for(
+            &self.db,
+            "INSERT INTO room_leases (match_id, node, incarnation, epoch, handed_ms) \
+             VALUES ($1, $2, $3, $4, NULL) ON CONFLICT (match_id) DO UPDATE SET \
+             node = excluded.node, incarnation = excluded.incarnation, epoch = excluded.epoch, \
+             handed_ms = NULL WHERE room_leases.epoch < excluded.epoch",
         );
         let epoch = i64::try_from(epoch).unwrap_or(i64::MAX);
-        let done = on_db!(&self.db, pool => {
-            sqlx::query(&sql)
+        Ok(on_db!(&self.db, pool => {
+            let mut tx = pool.begin().await?;
+            let previous = match sqlx::query(&read)
+                .bind(match_id)
+                .fetch_optional(&mut *tx)
+                .await?
+            {
+                Some(row) => Previous {
+                    node: row.try_get(0)?,
+                    incarnation: row.try_get(1)?,
+                    handed_ms: row.try_get::<Option<i64>, _>(2)?.map(ms),
+                },
+                None => Previous::default(),
+            };
+            let raised = sqlx::query(&raise)
                 .bind(match_id)
                 .bind(node)
+                .bind(incarnation)
                 .bind(epoch)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected()
+                == 1;
+            tx.commit().await?;
+            raised.then_some(previous)
+        }))
+    }
+
+    /// A node that stops cleanly records when it handed each room over: `(match id, the epoch
+    /// it held it at, the moment)`. The next holder charges the player on move up to then, and
+    /// nobody for the time the room waits for it. A room whose fence stands at another epoch
+    /// by now is left alone.
+    pub async fn record_handovers(&self, rooms: &[(String, u64, u64)]) -> Result<(), StoreError> {
+        let epoch = |e: u64| i64::try_from(e).unwrap_or(i64::MAX);
+        match &self.db {
+            Db::Postgres(pool) => {
+                sqlx::query(
+                    "UPDATE room_leases SET handed_ms = t.at_ms \
+                     FROM UNNEST($1::text[], $2::bigint[], $3::bigint[]) AS t(id, epoch, at_ms) \
+                     WHERE room_leases.match_id = t.id AND room_leases.epoch = t.epoch",
+                )
+                .bind(rooms.iter().map(|r| r.0.as_str()).collect::<Vec<&str>>())
+                .bind(rooms.iter().map(|r| epoch(r.1)).collect::<Vec<i64>>())
+                .bind(rooms.iter().map(|r| epoch(r.2)).collect::<Vec<i64>>())
+                .execute(pool)
+                .await?;
+            }
+            Db::Sqlite(pool) => {
+                let mut tx = pool.begin().await?;
+                for (id, held, at_ms) in rooms {
+                    sqlx::query(
+                        "UPDATE room_leases SET handed_ms = ?1 WHERE match_id = ?2 AND epoch = ?3",
+                    )
+                    .bind(epoch(*at_ms))
+                    .bind(id)
+                    .bind(epoch(*held))
+                    .execute(&mut *tx)
+                    .await?;
+                }
+                tx.commit().await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// From now on the writer records the server's signs of life under `key` (a cluster's
+    /// node: its incarnation's, see [`alive_key_of`]).
+    pub fn record_alive_as(&self, key: String) {
+        *self.alive_key.lock().expect("alive key") = Some(key);
+    }
+
+    /// When an incarnation of a node was last known alive, as its writer recorded.
+    pub async fn alive_ms_of(
+        &self,
+        node: &str,
+        incarnation: &str,
+    ) -> Result<Option<u64>, StoreError> {
+        Ok(read_setting(&self.db, &alive_key_of(node, incarnation))
+            .await?
+            .and_then(|v| v.parse().ok()))
+    }
+
+    /// Forgets the signs of life of `node`'s incarnations last alive before `before_ms`, but
+    /// `keep`'s; returns how many.
+    pub async fn forget_alive(
+        &self,
+        node: &str,
+        keep: &str,
+        before_ms: u64,
+    ) -> Result<u64, StoreError> {
+        // A prefix compared as such: `_`, allowed in node names, is a wildcard for LIKE.
+        let prefix = format!("{ALIVE_KEY}.{node}.");
+        let sql = sql_for(
+            &self.db,
+            "DELETE FROM settings WHERE substr(key, 1, length($1)) = $1 AND key <> $2 \
+             AND CAST(value AS BIGINT) < $3",
+        );
+        Ok(on_db!(&self.db, pool => {
+            sqlx::query(&sql)
+                .bind(&prefix)
+                .bind(keep)
+                .bind(i64::try_from(before_ms).unwrap_or(i64::MAX))
                 .execute(pool)
                 .await?
                 .rows_affected()
-        });
-        Ok(done == 1)
-    }
-
-    /// When a node was last known alive, as its writer recorded.
-    pub async fn alive_ms_of(&self, node: &str) -> Result<Option<u64>, StoreError> {
-        Ok(read_setting(&self.db, &alive_key(Some(node)))
-            .await?
-            .and_then(|v| v.parse().ok()))
+        }))
     }
 
     /// Whether the match is stored and not finished (one row read, not its events).
@@ -919,13 +1087,27 @@ impl Store {
             "INSERT INTO chat_settings (match_id, enabled, mutes) VALUES ($1, $2, $3) \
              ON CONFLICT (match_id) DO UPDATE SET enabled = excluded.enabled, mutes = excluded.mutes",
         );
+        // Fenced as the room's events are: a node that lost the room changes nothing of it.
+        let fence = self.fence_of(match_id)?;
+        let stands = sql_for(&self.db, FENCE_STANDS);
         on_db!(&self.db, pool => {
+            let mut tx = pool.begin().await?;
+            if let Some(epoch) = fence {
+                let held: Option<i64> = sqlx::query_scalar(&stands)
+                    .bind(match_id)
+                    .fetch_optional(&mut *tx)
+                    .await?;
+                if held != Some(epoch) {
+                    return Err(fenced());
+                }
+            }
             sqlx::query(&sql)
                 .bind(match_id)
                 .bind(i64::from(enabled))
                 .bind(mutes)
-                .execute(pool)
+                .execute(&mut *tx)
                 .await?;
+            tx.commit().await?;
         });
         Ok(())
     }
@@ -1156,7 +1338,8 @@ impl Store {
     }
 
     /// Appends a tournament's changes, numbered from `first_seq`, and with `snapshot` rewrites
-    /// its state (creating its row the first time), in one transaction.
+    /// its state (creating its row the first time), in one transaction; on a cluster's node,
+    /// only while it holds the tournaments' lease (see [`TournamentsFence`]).
     pub async fn save_tournament_changes(
         &self,
         id: &str,
@@ -1174,8 +1357,19 @@ impl Store {
             "INSERT INTO tournaments (id, created_ms, state) VALUES ($1, $2, $3) \
              ON CONFLICT (id) DO UPDATE SET state = excluded.state",
         );
+        let fence = self.fence_of(crate::cluster::TOURNAMENTS_KEY)?;
+        let stands = sql_for(&self.db, FENCE_STANDS);
         on_db!(&self.db, pool => {
             let mut tx = pool.begin().await?;
+            if let Some(epoch) = fence {
+                let held: Option<i64> = sqlx::query_scalar(&stands)
+                    .bind(crate::cluster::TOURNAMENTS_KEY)
+                    .fetch_optional(&mut *tx)
+                    .await?;
+                if held != Some(epoch) {
+                    return Err(fenced());
+                }
+            }
             for (i, change) in changes.iter().enumerate() {
                 sqlx::query(&insert)
                     .bind(id)
@@ -1834,12 +2028,13 @@ async fn read_setting(db: &Db, key: &str) -> Result<Option<String>, StoreError> 
     }))
 }
 
-/// The setting the writer keeps the server's last sign of life in (a cluster's node, its own).
-fn alive_key(node: Option<&str>) -> String {
-    match node {
-        Some(node) => format!("alive_ms.{node}"),
-        None => "alive_ms".to_string(),
-    }
+/// The setting the writer keeps the server's last sign of life in.
+const ALIVE_KEY: &str = "alive_ms";
+
+/// The same for an incarnation of a cluster's node: each run of a node has its own, so that a
+/// node started again at once under its name does not make its last run look alive.
+pub fn alive_key_of(node: &str, incarnation: &str) -> String {
+    format!("{ALIVE_KEY}.{node}.{incarnation}")
 }
 /// How often the writer records that the server is alive: a crash refunds a running clock at
 /// most this much thinking time.
@@ -1916,7 +2111,7 @@ impl Writer {
 
 /// Takes writes off the queue and commits each batch in one transaction, and records that the
 /// server is alive every [`ALIVE_EVERY`] (nothing else may be written while players think).
-async fn write_loop(mut writer: Writer, mut queue: mpsc::Receiver<Job>, alive_key: String) {
+async fn write_loop(mut writer: Writer, mut queue: mpsc::Receiver<Job>, alive_key: AliveKey) {
     let mut batch: Vec<Job> = Vec::with_capacity(MAX_BATCH);
     let mut next_alive = tokio::time::Instant::now();
     // When the last batch was written, and whether the caches were let go since.
@@ -1925,7 +2120,10 @@ async fn write_loop(mut writer: Writer, mut queue: mpsc::Receiver<Job>, alive_ke
     loop {
         writer.checkpoint(queue.is_empty()).await;
         if tokio::time::Instant::now() >= next_alive {
-            writer.alive(&alive_key).await;
+            let key = alive_key.lock().expect("alive key").clone();
+            if let Some(key) = key {
+                writer.alive(&key).await;
+            }
             next_alive = tokio::time::Instant::now() + ALIVE_EVERY;
         }
         if !released && last_batch.elapsed() >= IDLE_RELEASE {
@@ -2142,14 +2340,15 @@ mod tests {
                 continue;
             }
             let fences: Fences = Arc::default();
-            store.fence_with(fences.clone());
+            store.fence_with(fences.clone(), Arc::default());
             let (mine, lost, never) = (
                 crate::tokens::new_id(),
                 crate::tokens::new_id(),
                 crate::tokens::new_id(),
             );
             for (id, epoch) in [(&mine, 5), (&lost, 6)] {
-                assert!(store.raise_fence(id, "n1", epoch).await.unwrap());
+                let raised = store.raise_fence(id, "n1", "i1", epoch).await.unwrap();
+                assert_eq!(raised, Some(Previous::default()), "nobody held it");
                 fences.insert(id.clone(), epoch);
                 store.create_match(id, &spec(), 5).await.unwrap();
             }
@@ -2160,8 +2359,12 @@ mod tests {
                 .unwrap_err()
                 .is_fenced());
             // Another node takes `lost` with a later lease; a lower epoch cannot take it back.
-            assert!(store.raise_fence(&lost, "n2", 9).await.unwrap());
-            assert!(!store.raise_fence(&lost, "n1", 7).await.unwrap());
+            let raised = store.raise_fence(&lost, "n2", "i2", 9).await.unwrap();
+            assert_eq!(
+                raised.and_then(|previous| previous.incarnation).as_deref(),
+                Some("i1")
+            );
+            assert_eq!(store.raise_fence(&lost, "n1", "i1", 7).await.unwrap(), None);
             // In one batch: the room still ours is written, the lost one is refused alone.
             let (kept, refused) = tokio::join!(
                 store.append(&mine, events(1, 3), None),
@@ -2175,6 +2378,145 @@ mod tests {
             // The new owner, at its epoch, writes it.
             fences.insert(lost.clone(), 9);
             store.append(&lost, events(1, 2), None).await.unwrap();
+        }
+    }
+
+    #[tokio::test]
+    async fn tournament_changes_are_stored_only_under_the_tournaments_lease() {
+        let tournaments = crate::cluster::TOURNAMENTS_KEY;
+        for store in databases().await {
+            if !store.is_postgres() {
+                continue;
+            }
+            let held: TournamentsFence = Arc::default();
+            store.fence_with(Arc::default(), held.clone());
+            let id = crate::tokens::new_id();
+            let change = |n: u64| vec![format!(r#"{{"n":{n}}}"#)];
+            // Not held here: refused, even the first change.
+            let refused = store
+                .save_tournament_changes(&id, 5, 1, &change(1), Some("{}"))
+                .await;
+            assert!(refused.unwrap_err().is_fenced());
+            assert!(store
+                .raise_fence(tournaments, "n1", "i1", 5)
+                .await
+                .unwrap()
+                .is_some());
+            *held.lock().unwrap() = Some(5);
+            store
+                .save_tournament_changes(&id, 5, 1, &change(1), Some(r#"{"at":1}"#))
+                .await
+                .unwrap();
+            // Another node takes the tournaments: this one still believes it holds them, and
+            // its change 2 and its snapshot are refused; the new holder's change 2 is stored.
+            assert!(store
+                .raise_fence(tournaments, "n2", "i2", 9)
+                .await
+                .unwrap()
+                .is_some());
+            let stale = store
+                .save_tournament_changes(&id, 5, 2, &change(2), Some(r#"{"at":"stale"}"#))
+                .await;
+            assert!(stale.unwrap_err().is_fenced());
+            assert_eq!(store.tournament_changes(&id, 0).await.unwrap(), change(1));
+            assert_eq!(
+                store.tournaments().await.unwrap(),
+                vec![(id.clone(), r#"{"at":1}"#.to_string())]
+            );
+            *held.lock().unwrap() = Some(9);
+            store
+                .save_tournament_changes(&id, 5, 2, &change(22), None)
+                .await
+                .unwrap();
+            assert_eq!(
+                store.tournament_changes(&id, 0).await.unwrap(),
+                [change(1), change(22)].concat()
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn a_rooms_chat_settings_are_stored_only_by_its_owner() {
+        for store in databases().await {
+            if !store.is_postgres() {
+                continue;
+            }
+            let fences: Fences = Arc::default();
+            store.fence_with(fences.clone(), Arc::default());
+            let id = crate::tokens::new_id();
+            assert!(store
+                .raise_fence(&id, "n1", "i1", 3)
+                .await
+                .unwrap()
+                .is_some());
+            fences.insert(id.clone(), 3);
+            store.create_match(&id, &spec(), 5).await.unwrap();
+            store.save_chat_settings(&id, false, "[]").await.unwrap();
+            assert!(store
+                .raise_fence(&id, "n2", "i2", 4)
+                .await
+                .unwrap()
+                .is_some());
+            let stale = store.save_chat_settings(&id, true, r#"["p2"]"#).await;
+            assert!(stale.unwrap_err().is_fenced());
+            let chat = store.chat(&id, 10).await.unwrap();
+            assert_eq!(
+                chat.settings,
+                Some((false, "[]".to_string())),
+                "the stale change was not stored"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn a_fence_raised_over_a_handover_says_when_it_was_handed_over() {
+        for store in databases().await {
+            let id = crate::tokens::new_id();
+            assert!(store
+                .raise_fence(&id, "n1", "i1", 3)
+                .await
+                .unwrap()
+                .is_some());
+            // Recorded only for the epoch it was held at: a stale record changes nothing.
+            store
+                .record_handovers(&[(id.clone(), 2, 1_000), (id.clone(), 3, 5_000)])
+                .await
+                .unwrap();
+            let previous = store.raise_fence(&id, "n2", "i2", 4).await.unwrap();
+            assert_eq!(
+                previous,
+                Some(Previous {
+                    node: Some("n1".into()),
+                    incarnation: Some("i1".into()),
+                    handed_ms: Some(5_000),
+                })
+            );
+            // The new holder's own handover is not recorded yet.
+            let previous = store.raise_fence(&id, "n3", "i3", 5).await.unwrap();
+            assert_eq!(previous.unwrap().handed_ms, None);
+        }
+    }
+
+    #[tokio::test]
+    async fn each_run_of_a_node_has_its_own_sign_of_life() {
+        for store in databases().await {
+            let node = format!("n_{}", crate::tokens::new_id());
+            let other = format!("nx{}", &node[2..]);
+            let (old, new) = (alive_key_of(&node, "old"), alive_key_of(&node, "new"));
+            for (key, ms) in [(&old, "1000"), (&new, "9000")] {
+                store.setting_or_insert(key, ms).await.unwrap();
+            }
+            // `_` in a name is no wildcard: another node's runs are not this one's.
+            store
+                .setting_or_insert(&alive_key_of(&other, "old"), "1000")
+                .await
+                .unwrap();
+            assert_eq!(store.alive_ms_of(&node, "old").await.unwrap(), Some(1000));
+            assert_eq!(store.alive_ms_of(&node, "new").await.unwrap(), Some(9000));
+            assert_eq!(store.forget_alive(&node, &new, 5000).await.unwrap(), 1);
+            assert_eq!(store.alive_ms_of(&node, "old").await.unwrap(), None);
+            assert_eq!(store.alive_ms_of(&node, "new").await.unwrap(), Some(9000));
+            assert_eq!(store.alive_ms_of(&other, "old").await.unwrap(), Some(1000));
         }
     }
 

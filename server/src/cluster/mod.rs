@@ -14,9 +14,12 @@
 //! is read back, and every write of the room is committed only while that row holds the
 //! writer's epoch (see [`crate::store::Fences`]): a node paused or cut off, which still
 //! believes it owns a room, cannot store one event of it once another node took it, and
-//! nothing it did not store was ever acknowledged.
+//! nothing it did not store was ever acknowledged. The tournaments' lease is fenced the same
+//! way (see [`crate::store::TournamentsFence`]).
 
 pub mod route;
+#[cfg(test)]
+mod tests;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -29,11 +32,18 @@ use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
 
 use crate::outbox::{ConnId, Outbox};
-use crate::store::{Fences, Store};
+use crate::store::{Fences, Previous, Store, TournamentsFence};
 use crate::App;
 
 /// The longest a clean stop waits for NATS to take the leases back.
 const LEAVE_WITHIN: Duration = Duration::from_secs(10);
+
+/// How long the signs of life of a node's past runs are kept (a room left without a node for
+/// longer is charged nothing for the thinking before its node was lost).
+const ALIVE_KEPT: Duration = Duration::from_secs(7 * 24 * 3600);
+
+const NODES_BUCKET: &str = "hakem_nodes";
+const ROOMS_BUCKET: &str = "hakem_rooms";
 
 /// How often a node reads the accounts again, for those made at the other nodes.
 const ACCOUNTS_EVERY: Duration = Duration::from_secs(2);
@@ -81,6 +91,17 @@ pub enum Holder {
     Nobody,
 }
 
+/// What became of a renewal of this node's key.
+#[derive(Debug, PartialEq, Eq)]
+enum Renewal {
+    /// Renewed: the key's revision now.
+    Renewed(u64),
+    /// NATS did not answer; tried again at the next turn.
+    Unreachable,
+    /// The key aged out: the others presumed this node dead and may have taken its rooms.
+    Lost,
+}
+
 /// Why a room could not be taken.
 #[derive(Debug)]
 pub enum TakeError {
@@ -95,22 +116,33 @@ pub struct Cluster {
     /// Changes at every start, and again if the node was presumed dead and comes back.
     incarnation: Mutex<String>,
     client: async_nats::Client,
+    jetstream: async_nats::jetstream::Context,
     nodes: kv::Store,
     leases: kv::Store,
+    /// When the nodes bucket this node knows was made (a NATS server restarted without it
+    /// makes a new one).
+    nodes_made: Mutex<i128>,
     ttl: Duration,
     /// The live incarnations, as last read.
     live: Mutex<HashSet<String>>,
-    /// When this node's own key was last renewed: a node that was paused takes nothing until
-    /// it has renewed it again (by then it has heard the others' renewals too).
+    /// When the last renewal of this node's own key that NATS applied was sent (the key lives
+    /// a TTL from then at least): a node that was paused takes nothing until it has renewed
+    /// it again (by then it has heard the others' renewals too).
     renewed_at: Mutex<tokio::time::Instant>,
+    /// Until then this node takes no room from another: the nodes bucket was made again, and
+    /// the others are writing their keys again.
+    quiet_until: Mutex<tokio::time::Instant>,
     /// When each incarnation's key was last seen renewed, and its node's name.
     heard: Mutex<HashMap<String, (String, tokio::time::Instant)>>,
     /// Every room's lease, as the bucket was last seen.
     owners: DashMap<String, Lease>,
     /// The rooms this node owns, with their epochs; the store fences its writes with it.
     pub fences: Fences,
-    /// Whether this node's key was renewed within the TTL.
+    /// Whether this node is registered (false from a renewal refused to its registering again).
     joined: AtomicBool,
+    /// A clean stop is under way: the node takes nothing, renews nothing, and is not in the
+    /// cluster for whoever asks.
+    leaving: AtomicBool,
     /// Rooms being taken here right now (by the scan or by a connection asking for one).
     taking: DashMap<String, ()>,
     /// Members' side: this node's connections, by id, that are in rooms owned elsewhere.
@@ -123,9 +155,68 @@ pub struct Cluster {
     pub(crate) remote_sessions: DashMap<(String, ConnId), Arc<crate::session::RemoteSession>>,
     /// Members' side: connections of this node whose tournament frames went to another node.
     pub(crate) session_members: DashMap<ConnId, Outbox>,
-    /// The epoch of the tournaments' lease, while this node holds it.
-    tournaments: Mutex<Option<u64>>,
+    /// The epoch of the tournaments' lease, while this node holds it; the store fences
+    /// tournament changes with it.
+    tournaments: TournamentsFence,
+    /// The tournaments are loaded here (their lease held, and every one restored).
+    tournaments_loaded: AtomicBool,
     pub(crate) app: Mutex<Weak<App>>,
+}
+
+/// A bucket's settings: one value a key; `max_age` ages keys out (zero: never).
+fn bucket_config(
+    name: &str,
+    max_age: Duration,
+    storage: async_nats::jetstream::stream::StorageType,
+) -> kv::Config {
+    kv::Config {
+        bucket: name.to_string(),
+        history: 1,
+        max_age,
+        storage,
+        ..Default::default()
+    }
+}
+
+/// The nodes' bucket: a key ages out a TTL after it was last written; in memory, as it is
+/// written four times a TTL by every node.
+fn nodes_config(ttl: Duration) -> kv::Config {
+    bucket_config(
+        NODES_BUCKET,
+        ttl,
+        async_nats::jetstream::stream::StorageType::Memory,
+    )
+}
+
+fn rooms_config() -> kv::Config {
+    bucket_config(
+        ROOMS_BUCKET,
+        Duration::ZERO,
+        async_nats::jetstream::stream::StorageType::File,
+    )
+}
+
+/// A bucket, made if it is missing (by this node, or by another at the same moment).
+async fn open_bucket(
+    jetstream: &async_nats::jetstream::Context,
+    config: kv::Config,
+) -> Result<kv::Store, String> {
+    let name = config.bucket.clone();
+    if let Ok(store) = jetstream.get_key_value(name.as_str()).await {
+        return Ok(store);
+    }
+    match jetstream.create_key_value(config).await {
+        Ok(store) => Ok(store),
+        Err(e) => jetstream
+            .get_key_value(name.as_str())
+            .await
+            .map_err(|_| format!("NATS bucket {name}: {e}")),
+    }
+}
+
+/// When a bucket's stream was made, as a number.
+fn made_at(store: &kv::Store) -> i128 {
+    store.stream.cached_info().created.unix_timestamp_nanos()
 }
 
 /// The keys a bucket takes: a match id or node name of other characters is never looked up.
@@ -157,55 +248,34 @@ impl Cluster {
             .await
             .map_err(|e| format!("NATS at {}: {e}", settings.url))?;
         let jetstream = async_nats::jetstream::new(client.clone());
-        let bucket = |name: &str, max_age: Duration, storage| kv::Config {
-            bucket: name.to_string(),
-            history: 1,
-            max_age,
-            storage,
-            ..Default::default()
-        };
-        let nodes = match jetstream.get_key_value("hakem_nodes").await {
-            Ok(store) => store,
-            Err(_) => jetstream
-                .create_key_value(bucket(
-                    "hakem_nodes",
-                    settings.ttl,
-                    async_nats::jetstream::stream::StorageType::Memory,
-                ))
-                .await
-                .map_err(|e| format!("NATS bucket hakem_nodes: {e}"))?,
-        };
-        let leases = match jetstream.get_key_value("hakem_rooms").await {
-            Ok(store) => store,
-            Err(_) => jetstream
-                .create_key_value(bucket(
-                    "hakem_rooms",
-                    Duration::ZERO,
-                    async_nats::jetstream::stream::StorageType::File,
-                ))
-                .await
-                .map_err(|e| format!("NATS bucket hakem_rooms: {e}"))?,
-        };
+        let nodes = open_bucket(&jetstream, nodes_config(settings.ttl)).await?;
+        let leases = open_bucket(&jetstream, rooms_config()).await?;
+        let now = tokio::time::Instant::now();
         let cluster = Arc::new(Cluster {
             node: settings.node.clone(),
             incarnation: Mutex::new(new_incarnation()),
             client,
+            jetstream,
+            nodes_made: Mutex::new(made_at(&nodes)),
             nodes,
             leases,
             ttl: settings.ttl,
             live: Mutex::default(),
             heard: Mutex::default(),
-            renewed_at: Mutex::new(tokio::time::Instant::now()),
+            renewed_at: Mutex::new(now),
+            quiet_until: Mutex::new(now),
             owners: DashMap::new(),
             fences: Arc::new(DashMap::new()),
             joined: AtomicBool::new(false),
+            leaving: AtomicBool::new(false),
             taking: DashMap::new(),
             members: DashMap::new(),
             remote_rooms: DashMap::new(),
             proxies: DashMap::new(),
             remote_sessions: DashMap::new(),
             session_members: DashMap::new(),
-            tournaments: Mutex::new(None),
+            tournaments: Arc::default(),
+            tournaments_loaded: AtomicBool::new(false),
             app: Mutex::new(Weak::new()),
         });
         cluster.register().await?;
@@ -216,31 +286,63 @@ impl Cluster {
         self.incarnation.lock().expect("incarnation").clone()
     }
 
-    /// Whether this node is in the cluster (its key renewed within the TTL).
+    /// Whether this node is in the cluster: registered, its key renewed within the TTL, and
+    /// not leaving.
     pub fn is_joined(&self) -> bool {
         self.joined.load(Ordering::Relaxed)
+            && !self.is_leaving()
+            && self.renewed_at.lock().expect("renewed").elapsed() < self.ttl
+    }
+
+    /// Whether a clean stop is under way.
+    pub fn is_leaving(&self) -> bool {
+        self.leaving.load(Ordering::Relaxed)
+    }
+
+    /// Whether this node holds back from the others' rooms (see [`Cluster::quiet_until`]).
+    fn is_quiet(&self) -> bool {
+        tokio::time::Instant::now() < *self.quiet_until.lock().expect("quiet")
+    }
+
+    /// Sets the rooms-owned gauge after a change of [`Cluster::fences`].
+    fn count_owned(&self) {
+        metrics::gauge!("hakem_cluster_rooms_owned").set(self.fences.len() as f64);
     }
 
     fn app(&self) -> Option<Arc<App>> {
         self.app.lock().expect("app").upgrade()
     }
 
-    /// Writes this node's key with its incarnation; returns the key's revision.
-    async fn register(&self) -> Result<u64, String> {
-        let key = NodeKey {
+    /// This node's key as the nodes bucket holds it.
+    fn node_value(&self) -> Result<Vec<u8>, String> {
+        serde_json::to_vec(&NodeKey {
             node: self.node.clone(),
             incarnation: self.incarnation(),
-        };
-        let value = serde_json::to_vec(&key).map_err(|e| e.to_string())?;
+        })
+        .map_err(|e| e.to_string())
+    }
+
+    /// Writes this node's key with its incarnation; returns the key's revision.
+    async fn register(&self) -> Result<u64, String> {
+        let value = self.node_value()?;
+        let sent = tokio::time::Instant::now();
         let revision = self
             .nodes
             .put(&self.node, value.into())
             .await
             .map_err(|e| format!("NATS: node key not written: {e}"))?;
-        self.live.lock().expect("live").insert(key.incarnation);
+        self.live.lock().expect("live").insert(self.incarnation());
         self.joined.store(true, Ordering::Relaxed);
-        *self.renewed_at.lock().expect("renewed") = tokio::time::Instant::now();
+        *self.renewed_at.lock().expect("renewed") = sent;
         Ok(revision)
+    }
+
+    /// The store records this incarnation's signs of life from now on: the rooms it runs are
+    /// charged up to its last one if it is lost.
+    fn name_alive(&self) {
+        if let Some(store) = self.app().as_ref().and_then(|app| app.store()) {
+            store.record_alive_as(crate::store::alive_key_of(&self.node, &self.incarnation()));
+        }
     }
 
     /// Starts the node's work in the cluster: keeping its key alive, following the rooms'
@@ -248,7 +350,13 @@ impl Cluster {
     pub async fn run(self: &Arc<Cluster>, app: &Arc<App>) -> Result<(), String> {
         *self.app.lock().expect("app") = Arc::downgrade(app);
         if let Some(store) = app.store() {
-            store.fence_with(self.fences.clone());
+            store.fence_with(self.fences.clone(), self.tournaments.clone());
+            self.name_alive();
+            let key = crate::store::alive_key_of(&self.node, &self.incarnation());
+            let before = crate::wall_clock_ms().saturating_sub(ALIVE_KEPT.as_millis() as u64);
+            if let Err(e) = store.forget_alive(&self.node, &key, before).await {
+                tracing::warn!(error = %e, "cluster: old signs of life not forgotten");
+            }
         }
         self.follow(|c| &c.nodes, Cluster::on_node).await?;
         self.follow(|c| &c.leases, Cluster::on_lease).await?;
@@ -268,6 +376,7 @@ impl Cluster {
     /// Renews this node's key every quarter of the TTL. A renewal refused (the key aged out
     /// while the node was paused or cut off: the others presumed it dead and took its rooms)
     /// makes the node give up every room it still runs and join again as a new incarnation.
+    /// A node that is leaving renews nothing (its key is deleted).
     async fn keep_alive(self: Arc<Cluster>) {
         let mut revision = match self.nodes.entry(&self.node).await {
             Ok(Some(entry)) => entry.revision,
@@ -276,38 +385,27 @@ impl Cluster {
         let every = self.ttl / 4;
         loop {
             tokio::time::sleep(every).await;
-            let key = NodeKey {
-                node: self.node.clone(),
-                incarnation: self.incarnation(),
-            };
-            let Ok(value) = serde_json::to_vec(&key) else {
-                continue;
-            };
-            match self.nodes.update(&self.node, value.into(), revision).await {
-                Ok(next) => {
-                    revision = next;
-                    self.joined.store(true, Ordering::Relaxed);
-                    *self.renewed_at.lock().expect("renewed") = tokio::time::Instant::now();
-                    metrics::counter!("hakem_cluster_lease_renewals_total").increment(1);
-                }
-                Err(e) => {
-                    let lost = matches!(e.kind(), kv::UpdateErrorKind::WrongLastRevision);
-                    tracing::warn!(error = %e, lost, "cluster: node key not renewed");
-                    if !lost {
-                        // NATS is out of reach: keep trying. Past the TTL the others count
-                        // this node out (its rooms' writes are then refused by the fence, and
-                        // end them); it says so to whoever asks.
-                        if self.renewed_at.lock().expect("renewed").elapsed() >= self.ttl {
-                            self.joined.store(false, Ordering::Relaxed);
-                        }
-                        continue;
+            if self.is_leaving() {
+                return;
+            }
+            match self.renew(revision).await {
+                Renewal::Renewed(next) => revision = next,
+                // NATS is out of reach: tried again at the next turn. Past the TTL the others
+                // count this node out (its rooms' writes are then refused by the fence, and end
+                // them); `is_joined` says so to whoever asks.
+                Renewal::Unreachable => {}
+                Renewal::Lost => {
+                    if self.is_leaving() {
+                        return;
                     }
+                    tracing::warn!("cluster: this node was presumed dead: it joins again");
                     self.joined.store(false, Ordering::Relaxed);
                     self.abdicate_all("this node was presumed dead by the cluster");
                     *self.incarnation.lock().expect("incarnation") = new_incarnation();
                     match self.register().await {
                         Ok(next) => {
                             revision = next;
+                            self.name_alive();
                             if let Err(e) = route::serve(self.clone()).await {
                                 tracing::error!(error = %e, "cluster: routing not restarted");
                             }
@@ -319,11 +417,130 @@ impl Cluster {
         }
     }
 
+    /// Renews this node's key, last written at `revision`.
+    async fn renew(&self, revision: u64) -> Renewal {
+        let Ok(value) = self.node_value() else {
+            return Renewal::Unreachable;
+        };
+        let sent = tokio::time::Instant::now();
+        let refused = match self
+            .nodes
+            .update(&self.node, value.clone().into(), revision)
+            .await
+        {
+            Ok(next) => {
+                self.renewed(sent);
+                return Renewal::Renewed(next);
+            }
+            Err(e) => e,
+        };
+        if !matches!(refused.kind(), kv::UpdateErrorKind::WrongLastRevision) {
+            tracing::warn!(error = %refused, "cluster: node key not renewed");
+            // NATS out of reach, or the bucket gone with a NATS server that restarted: made
+            // again, with this node's key.
+            if self.nodes_bucket_made_again().await {
+                return self.put_again().await;
+            }
+            return Renewal::Unreachable;
+        }
+        // The key is not at the revision this node last wrote.
+        match self.nodes.entry(&self.node).await {
+            // A renewal whose answer was lost, but which NATS applied: the key is still this
+            // incarnation's, at a later revision.
+            Ok(Some(entry))
+                if entry.operation == kv::Operation::Put
+                    && serde_json::from_slice::<NodeKey>(&entry.value)
+                        .is_ok_and(|key| key.incarnation == self.incarnation()) =>
+            {
+                let sent = tokio::time::Instant::now();
+                match self
+                    .nodes
+                    .update(&self.node, value.into(), entry.revision)
+                    .await
+                {
+                    Ok(next) => {
+                        self.renewed(sent);
+                        Renewal::Renewed(next)
+                    }
+                    Err(_) => Renewal::Unreachable,
+                }
+            }
+            // Gone: it aged out while this node was paused or cut off; unless the bucket is
+            // not the one this node last wrote to (made again after NATS lost it).
+            Ok(_) => {
+                if self.nodes_bucket_made_again().await {
+                    self.put_again().await
+                } else {
+                    tracing::warn!(error = %refused, "cluster: node key lost");
+                    Renewal::Lost
+                }
+            }
+            Err(_) => Renewal::Unreachable,
+        }
+    }
+
+    fn renewed(&self, sent: tokio::time::Instant) {
+        self.joined.store(true, Ordering::Relaxed);
+        *self.renewed_at.lock().expect("renewed") = sent;
+        metrics::counter!("hakem_cluster_lease_renewals_total").increment(1);
+    }
+
+    /// Whether the nodes bucket is not the one this node last knew: NATS lost it (a memory
+    /// bucket does not outlive a NATS server's restart) and it was made again, here (if it
+    /// is missing now) or by another node. The rooms bucket is made again too if it is gone.
+    async fn nodes_bucket_made_again(&self) -> bool {
+        let made = match self.jetstream.get_stream(&self.nodes.stream_name).await {
+            Ok(stream) => stream.cached_info().created.unix_timestamp_nanos(),
+            Err(_) => match self
+                .jetstream
+                .create_key_value(nodes_config(self.ttl))
+                .await
+            {
+                Ok(store) => made_at(&store),
+                Err(_) => return false,
+            },
+        };
+        if self
+            .jetstream
+            .get_stream(&self.leases.stream_name)
+            .await
+            .is_err()
+        {
+            let _ = self.jetstream.create_key_value(rooms_config()).await;
+        }
+        let mut known = self.nodes_made.lock().expect("nodes made");
+        if *known == made {
+            return false;
+        }
+        *known = made;
+        tracing::warn!("cluster: the nodes bucket was made again (NATS lost it)");
+        true
+    }
+
+    /// Writes this node's key again in a bucket made again, as the same incarnation: no node
+    /// could presume it dead from a key it never saw age out. For one TTL it then takes no
+    /// room from another node, while the others write their keys again too.
+    async fn put_again(&self) -> Renewal {
+        *self.quiet_until.lock().expect("quiet") = tokio::time::Instant::now() + self.ttl;
+        let Ok(value) = self.node_value() else {
+            return Renewal::Unreachable;
+        };
+        let sent = tokio::time::Instant::now();
+        match self.nodes.put(&self.node, value.into()).await {
+            Ok(revision) => {
+                self.renewed(sent);
+                Renewal::Renewed(revision)
+            }
+            Err(_) => Renewal::Unreachable,
+        }
+    }
+
     /// Gives up every room this node runs (their members are told to reconnect).
     fn abdicate_all(&self, why: &'static str) {
         let Some(app) = self.app() else { return };
         let ids: Vec<String> = self.fences.iter().map(|e| e.key().clone()).collect();
         self.fences.clear();
+        self.count_owned();
         for id in ids {
             app.abdicate(&id, why);
         }
@@ -337,6 +554,7 @@ impl Cluster {
 
     /// Stops running the tournaments here (another node holds their lease, or will).
     fn drop_tournaments(&self, app: &App) {
+        self.tournaments_loaded.store(false, Ordering::Relaxed);
         if self
             .tournaments
             .lock()
@@ -354,10 +572,30 @@ impl Cluster {
         self.remote_sessions.clear();
     }
 
+    /// A tournament change was refused by the fence: another node holds the tournaments'
+    /// lease, though this node has not heard of it yet.
+    pub(crate) fn tournaments_fenced(&self, app: &App) {
+        tracing::warn!("cluster: a tournament change was refused: another node runs them");
+        self.drop_tournaments(app);
+    }
+
+    /// Whether the tournaments are loaded here, under their lease (their results are handed to
+    /// them here: if the lease was lost meanwhile, their changes are refused by the fence, and
+    /// the next holder reads the results from the store).
+    pub(crate) fn runs_tournaments(&self) -> bool {
+        self.tournaments_loaded.load(Ordering::Relaxed)
+            && self.tournaments.lock().expect("tournaments").is_some()
+    }
+
     /// Which node runs the tournaments now.
     pub async fn tournaments_holder(&self) -> Holder {
         if self.tournaments.lock().expect("tournaments").is_some() {
-            return Holder::Here;
+            // Held here: run here once loaded, and while this node is in the cluster (cut off
+            // from NATS, it does not know whether another took them meanwhile).
+            return match self.runs_tournaments() && self.is_joined() {
+                true => Holder::Here,
+                false => Holder::Nobody,
+            };
         }
         match self.owners.get(TOURNAMENTS_KEY).map(|l| l.clone()) {
             Some(lease) if lease.incarnation != self.incarnation() => {
@@ -374,7 +612,7 @@ impl Cluster {
     /// Takes the tournaments' lease if nobody alive holds it, and then runs them here: loaded
     /// from the store and brought up to date with their matches, as at a start.
     async fn take_tournaments(&self, app: &Arc<App>) -> Result<(), String> {
-        if self.tournaments.lock().expect("tournaments").is_some() {
+        if self.is_leaving() || self.tournaments.lock().expect("tournaments").is_some() {
             return Ok(());
         }
         let lease = self.owners.get(TOURNAMENTS_KEY).map(|l| l.clone());
@@ -388,13 +626,51 @@ impl Cluster {
                 return Ok(());
             }
         }
+        let Some(store) = app.store() else {
+            return Ok(());
+        };
         let Some(epoch) = self.take_lease(TOURNAMENTS_KEY, lease.as_ref()).await? else {
             return Ok(());
         };
+        // The fence first, as for a room: what a holder that lost them still writes is refused
+        // from now on, and what it wrote before is read below.
+        let raised = store
+            .raise_fence(TOURNAMENTS_KEY, &self.node, &self.incarnation(), epoch)
+            .await;
+        match raised {
+            Ok(Some(_)) => {}
+            Ok(None) => {
+                self.let_go(TOURNAMENTS_KEY, epoch).await;
+                return Err("the tournaments' fence stands higher already".into());
+            }
+            Err(e) => {
+                self.let_go(TOURNAMENTS_KEY, epoch).await;
+                return Err(e.to_string());
+            }
+        }
         *self.tournaments.lock().expect("tournaments") = Some(epoch);
-        let count = crate::tournament::restore(app).await?;
-        tracing::info!(count, "cluster: tournaments run here");
-        Ok(())
+        match crate::tournament::restore(app).await {
+            Ok(count) => {
+                self.tournaments_loaded.store(true, Ordering::Relaxed);
+                tracing::info!(count, "cluster: tournaments run here");
+                Ok(())
+            }
+            Err(e) => {
+                // Let go, so that they are taken again (here or at another node) and loaded
+                // whole.
+                self.drop_tournaments(app);
+                self.let_go(TOURNAMENTS_KEY, epoch).await;
+                Err(format!("tournaments not loaded: {e}"))
+            }
+        }
+    }
+
+    /// Deletes a lease this node took at `epoch` and does not use (unless another node has
+    /// taken it since).
+    async fn let_go(&self, key: &str, epoch: u64) {
+        if let Err(e) = self.leases.delete_expect_revision(key, Some(epoch)).await {
+            tracing::debug!(key, error = %e, "cluster: lease not deleted");
+        }
     }
 
     /// Keeps [`Cluster::owners`] up to date from the rooms bucket; a room this node runs whose
@@ -467,6 +743,7 @@ impl Cluster {
         if let (Some(lease), Some(epoch)) = (&lease, self.fences.get(id).map(|e| *e)) {
             if lease.incarnation != self.incarnation() && lease.revision > epoch {
                 self.fences.remove(id);
+                self.count_owned();
                 if let Some(app) = self.app() {
                     app.abdicate(id, "the match moved to another node");
                 }
@@ -582,7 +859,7 @@ impl Cluster {
     }
 
     async fn scan(self: &Arc<Cluster>) -> Result<(), String> {
-        if self.renewed_at.lock().expect("renewed").elapsed() > self.ttl / 2 {
+        if self.renewed_at.lock().expect("renewed").elapsed() > self.ttl / 2 || self.is_quiet() {
             return Ok(());
         }
         let live = self.read_live().await?;
@@ -682,21 +959,31 @@ impl Cluster {
 
     /// Claims the lease of a new match, before it is stored: its writes are fenced by it.
     pub async fn claim_new(&self, store: &Store, id: &str) -> Result<(), String> {
+        if self.is_leaving() {
+            return Err("this node is stopping".into());
+        }
         let value = self.lease_value()?;
         let epoch = self
             .leases
             .create(id, value.into())
             .await
             .map_err(|e| format!("the match's lease was not taken: {e}"))?;
-        if !store
-            .raise_fence(id, &self.node, epoch)
+        match store
+            .raise_fence(id, &self.node, &self.incarnation(), epoch)
             .await
-            .map_err(|e| e.to_string())?
         {
-            return Err("the match's fence stands higher already".into());
+            Ok(Some(_)) => {}
+            Ok(None) => {
+                self.let_go(id, epoch).await;
+                return Err("the match's fence stands higher already".into());
+            }
+            Err(e) => {
+                self.let_go(id, epoch).await;
+                return Err(e.to_string());
+            }
         }
         self.fences.insert(id.to_string(), epoch);
-        metrics::gauge!("hakem_cluster_rooms_owned").set(self.fences.len() as f64);
+        self.count_owned();
         Ok(())
     }
 
@@ -765,8 +1052,11 @@ impl Cluster {
         if self.fences.contains_key(id) {
             return Ok(());
         }
+        if self.is_leaving() {
+            return Err(TakeError::Taken);
+        }
         if let Some(lease) = &lease {
-            if self.still_registered(lease).await {
+            if self.is_quiet() || self.still_registered(lease).await {
                 return Err(TakeError::Taken);
             }
         }
@@ -774,20 +1064,26 @@ impl Cluster {
         let Some(epoch) = taken.map_err(TakeError::Failed)? else {
             return Err(TakeError::Taken);
         };
-        match store.raise_fence(id, &self.node, epoch).await {
-            Ok(true) => {}
-            Ok(false) => return Err(TakeError::Taken),
-            Err(e) => return Err(TakeError::Failed(e.to_string())),
-        }
-        self.fences.insert(id.to_string(), epoch);
-        let alive_ms = match &lease {
-            Some(lease) => store.alive_ms_of(&lease.node).await.ok().flatten(),
-            None => None,
+        let previous = match store
+            .raise_fence(id, &self.node, &self.incarnation(), epoch)
+            .await
+        {
+            Ok(Some(previous)) => previous,
+            Ok(None) => {
+                self.let_go(id, epoch).await;
+                return Err(TakeError::Taken);
+            }
+            Err(e) => {
+                self.let_go(id, epoch).await;
+                return Err(TakeError::Failed(e.to_string()));
+            }
         };
-        match app.restore_match(id, alive_ms).await {
+        self.fences.insert(id.to_string(), epoch);
+        self.count_owned();
+        let charged_to = charged_to(store, &previous).await;
+        match app.restore_match(id, charged_to).await {
             Ok(true) => {
                 metrics::counter!("hakem_cluster_takeovers_total").increment(1);
-                metrics::gauge!("hakem_cluster_rooms_owned").set(self.fences.len() as f64);
                 tracing::info!(match_id = %id, from = ?lease.map(|l| l.node), "cluster: room taken");
                 Ok(())
             }
@@ -806,22 +1102,33 @@ impl Cluster {
     /// Lets go of a room this node owned (it retired, or the node hands it over).
     pub async fn release(&self, id: &str) {
         if let Some((_, epoch)) = self.fences.remove(id) {
-            metrics::gauge!("hakem_cluster_rooms_owned").set(self.fences.len() as f64);
-            if let Err(e) = self.leases.delete_expect_revision(id, Some(epoch)).await {
-                tracing::debug!(match_id = %id, error = %e, "cluster: lease not deleted");
-            }
+            self.count_owned();
+            self.let_go(id, epoch).await;
         }
     }
 
     /// A clean stop: every room handed over (stopped here, its lease let go, so that the
     /// other nodes take it at once), then this node's key.
     pub async fn leave(&self, app: &App) {
+        // From now on the node takes nothing (not even the rooms it hands over), renews
+        // nothing, and says it is not in the cluster.
+        self.leaving.store(true, Ordering::Relaxed);
         // The rooms stop here first (no NATS needed), then their leases are let go; a NATS
         // out of reach holds the stop up for a few seconds at most: the others then take the
         // rooms when this node's key ages out.
         let ids: Vec<String> = self.fences.iter().map(|e| e.key().clone()).collect();
+        let mut handed = Vec::with_capacity(ids.len());
         for id in &ids {
             app.hand_over(id).await;
+            if let Some(epoch) = self.fences.get(id).map(|e| *e) {
+                handed.push((id.clone(), epoch, crate::wall_clock_ms()));
+            }
+        }
+        // The moment each room stopped: its next holder charges the player on move up to it.
+        if let Some(store) = app.store() {
+            if let Err(e) = store.record_handovers(&handed).await {
+                tracing::warn!(error = %e, "cluster: handovers not recorded");
+            }
         }
         let held = *self.tournaments.lock().expect("tournaments");
         if held.is_some() {
@@ -854,8 +1161,9 @@ impl Cluster {
         serde_json::json!({
             "node": self.node,
             "joined": self.is_joined(),
+            "leaving": self.is_leaving(),
             "rooms_owned": self.fences.len(),
-            "tournaments": self.tournaments.lock().expect("tournaments").is_some(),
+            "tournaments": self.runs_tournaments(),
             "tournaments_at": self.owners.get(TOURNAMENTS_KEY).map(|l| l.node.clone()),
             "nodes_alive": self.live.lock().expect("live").len(),
         })
@@ -886,4 +1194,17 @@ impl Cluster {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     }
+}
+
+/// Up to when the player on move is charged in a room taken over `previous`: the moment it
+/// handed the room over, or, lost, the last sign of life of the incarnation that ran it; the
+/// time the room then waited for a node is charged to nobody.
+async fn charged_to(store: &Store, previous: &Previous) -> Option<u64> {
+    if let Some(ms) = previous.handed_ms {
+        return Some(ms);
+    }
+    let (Some(node), Some(incarnation)) = (&previous.node, &previous.incarnation) else {
+        return None;
+    };
+    store.alive_ms_of(node, incarnation).await.ok().flatten()
 }

@@ -225,7 +225,9 @@ fn deliver(cluster: &Cluster, message: &async_nats::Message) {
     let Some(outbox) = cluster.members.get(&conn).map(|o| o.clone()) else {
         return;
     };
-    metrics::counter!("hakem_cluster_routed_total", "side" => "member").increment(1);
+    // The owner's frames for connections here: counted apart from the requests this node
+    // sends (`member`), each frame once.
+    metrics::counter!("hakem_cluster_routed_total", "side" => "delivered").increment(1);
     match headers.get("hakem-kind").map(|v| v.as_str()) {
         Some("frame") => {
             if let Ok(text) = std::str::from_utf8(&message.payload) {
@@ -597,6 +599,9 @@ pub(crate) async fn match_finished(
     result: &hakem_protocol::RoundResult,
 ) {
     let Some(app) = cluster.app() else { return };
+    if cluster.runs_tournaments() {
+        return app.tournaments.match_finished(match_id, result.clone());
+    }
     match cluster.tournaments_holder().await {
         super::Holder::Here => app.tournaments.match_finished(match_id, result.clone()),
         super::Holder::Elsewhere(at) => {

@@ -758,6 +758,10 @@ impl Room {
                 .save_chat_settings(&self.id, next.enabled, &mutes)
                 .await
             {
+                if e.is_fenced() {
+                    // Another node took the room: nothing more is written or told here.
+                    self.abdicated = Some("the match moved to another node");
+                }
                 tracing::error!(match_id = %self.id, error = %e, "chat settings not stored");
                 return self.refuse(
                     outbox,

@@ -329,6 +329,11 @@ async fn store(app: &App, t: &mut Tournament, created: bool) -> Result<(), Failu
         .await
         .map_err(|e| {
             tracing::error!(tournament = %t.id, error = %e, "tournament not stored");
+            if e.is_fenced() {
+                if let Some(cluster) = app.cluster() {
+                    cluster.tournaments_fenced(app);
+                }
+            }
             Failure::new(
                 ErrorCode::Internal,
                 "the server could not store this change; nothing changed, try again",
