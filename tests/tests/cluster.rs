@@ -716,7 +716,7 @@ async fn matches_go_on_within_5_s_of_their_owners_death_with_moves_in_flight() {
         return;
     };
     // Two matches created at n1, which owns them; their players sit at n2 and n3.
-    let mut games = vec![Game::new(&cluster, 0).await, Game::new(&cluster, 0).await];
+    let mut games = [Game::new(&cluster, 0).await, Game::new(&cluster, 0).await];
     for game in games.iter_mut() {
         game.play(0..6).await;
     }
@@ -899,6 +899,7 @@ async fn a_rolling_restart_with_moves_played_during_each_stop_loses_nothing() {
             .map(|g| cluster.state_at(reader, &g.id).expect("served"))
             .collect();
         std::thread::sleep(Duration::from_millis(THINK_MS));
+        let term = Instant::now();
         cluster.signal(stopped, "-TERM");
         let mut server = cluster.nodes[stopped].take().expect("running");
         while cluster.health_status(stopped) == Some(200) {
@@ -908,7 +909,13 @@ async fn a_rolling_restart_with_moves_played_during_each_stop_loses_nothing() {
             let mover = game.mover(ply).1;
             play(mover, ply)
         });
-        futures_util::future::join_all(moves).await;
+        let played = futures_util::future::join_all(moves).await;
+        let waited: Vec<Duration> = played.iter().map(|p| p.done - term).collect();
+        eprintln!(
+            "clean stop of n{}: the moves sent as it stopped went through {waited:?} after \
+             the SIGTERM",
+            stopped + 1
+        );
         assert_eq!(
             server.wait_within(Duration::from_secs(30)),
             Some(true),
@@ -1064,16 +1071,26 @@ async fn the_cluster_recovers_when_nats_is_killed_and_started_again() {
     let Some(mut cluster) = Cluster::start(3) else {
         return;
     };
-    let mut games = vec![Game::new(&cluster, 0).await, Game::new(&cluster, 1).await];
+    let mut games = [Game::new(&cluster, 0).await, Game::new(&cluster, 1).await];
     for game in games.iter_mut() {
         game.play(0..4).await;
     }
     // NATS dies: its memory (the nodes' bucket) with it; every node leaves the cluster.
+    let killed = Instant::now();
     cluster.nats.kill();
     wait_health(&cluster, 503, "the nodes say they are out of the cluster");
+    eprintln!(
+        "NATS killed: every node out of the cluster {:?} later",
+        killed.elapsed()
+    );
     // Started again on its port and store: the nodes make the bucket again and join.
     cluster.nats.start_again();
+    let restarted = Instant::now();
     wait_health(&cluster, 200, "the nodes never joined again");
+    eprintln!(
+        "NATS started again: every node back in the cluster {:?} later",
+        restarted.elapsed()
+    );
     assert_eq!(
         cluster.rooms_owned().iter().sum::<u64>(),
         2,
