@@ -481,8 +481,14 @@ impl Store {
              handed_ms = NULL WHERE room_leases.epoch < excluded.epoch",
         );
         let epoch = i64::try_from(epoch).unwrap_or(i64::MAX);
+        // SQLite takes its write lock first: a transaction that read, then writes while the
+        // store's writer commits, fails at once rather than waiting.
+        let begin = match self.db {
+            Db::Postgres(_) => "BEGIN",
+            Db::Sqlite(_) => "BEGIN IMMEDIATE",
+        };
         Ok(on_db!(&self.db, pool => {
-            let mut tx = pool.begin().await?;
+            let mut tx = pool.begin_with(begin).await?;
             let previous = match sqlx::query(&read)
                 .bind(match_id)
                 .fetch_optional(&mut *tx)
