@@ -639,12 +639,15 @@ async fn watch(v: &ViewArgs) -> Result<(), String> {
         view.settings.rounds,
         view.completed_rounds
     );
+    // Nobody reads it any more (`| head`): between rounds nothing may be written for a long
+    // time, so the closed pipe is looked for rather than waited for, by one watch for the
+    // whole tournament.
+    let stdout_closed = crate::output::stdout_closed();
+    tokio::pin!(stdout_closed);
     while view.status != TournamentStatus::Finished {
         let frame = tokio::select! {
             frame = conn.recv() => frame.map_err(|e| e.0)?,
-            // Nobody reads it any more (`| head`): between rounds nothing may be written for
-            // a long time, so the closed pipe is looked for rather than waited for.
-            () = crate::output::stdout_closed() => return Ok(()),
+            () = &mut stdout_closed => return Ok(()),
         };
         let next = match frame {
             None => return Err("the server closed the connection".into()),

@@ -168,6 +168,10 @@ impl Session {
     }
 
     async fn follow(&self, link: &mut MatchLink, screen: &mut Screen) -> Result<(), String> {
+        // Nobody reads the match any more (`hakem watch ... | head`): leave it. One watch for
+        // the whole match, not a new one for each frame.
+        let stdout_closed = crate::output::stdout_closed();
+        tokio::pin!(stdout_closed);
         loop {
             // While a re-join catches up (a moment), typed lines wait: they were typed after
             // the picture they refer to, and are sent once it is up to date.
@@ -188,8 +192,7 @@ impl Session {
                     }
                     continue;
                 }
-                // Nobody reads the match any more (`hakem watch ... | head`): leave it.
-                () = crate::output::stdout_closed() => return Ok(()),
+                () = &mut stdout_closed => return Ok(()),
                 _ = sleep_until(screen.redraw_at), if screen.redraw_at.is_some() => {
                     screen.redraw_at = None;
                     if let Some(view) = self.view(link, screen) {
