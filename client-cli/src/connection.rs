@@ -8,7 +8,7 @@ use std::time::Duration;
 use futures_util::{SinkExt, StreamExt};
 use hakem_protocol::{
     ClientFrame, ClientMessage, ErrorCode, Feature, Identity, MessageRate, ServerMessage,
-    PROTOCOL_VERSION,
+    TokenBucket, PROTOCOL_VERSION,
 };
 use serde_json::Value;
 use tokio::net::TcpStream;
@@ -121,37 +121,24 @@ pub struct Connection {
 /// server reads a faster client late and closes one that runs a whole burst ahead, so a loop
 /// that sends many messages at once waits its turn here. Half the burst and nine tenths of
 /// the rate are used, leaving room for frames that arrive bunched.
-struct Pacer {
-    per_second: f64,
-    burst: f64,
-    tokens: f64,
-    last: tokio::time::Instant,
-}
+struct Pacer(TokenBucket);
 
 impl Pacer {
     fn new(rate: MessageRate) -> Pacer {
-        let burst = (rate.burst / 2.0).floor().max(1.0);
-        Pacer {
-            per_second: rate.per_second.max(0.1) * 0.9,
-            burst,
-            tokens: burst,
-            last: tokio::time::Instant::now(),
-        }
+        Pacer(TokenBucket::new(
+            rate.per_second.max(0.1) * 0.9,
+            (rate.burst / 2.0).floor().max(1.0),
+            tokio::time::Instant::now().into_std(),
+        ))
     }
 
     /// Waits until one more message may go.
     async fn turn(&mut self) {
-        let now = tokio::time::Instant::now();
-        let earned = now.duration_since(self.last).as_secs_f64() * self.per_second;
-        self.tokens = (self.tokens + earned).min(self.burst);
-        self.last = now;
-        if self.tokens < 1.0 {
-            let wait = Duration::from_secs_f64((1.0 - self.tokens) / self.per_second);
-            tokio::time::sleep(wait).await;
-            self.tokens = 1.0;
-            self.last = tokio::time::Instant::now();
+        while let Some(wait) = self.0.take(tokio::time::Instant::now().into_std()) {
+            // Never less than the timer's own step: a wait rounded down to nothing would
+            // come back to the same moment.
+            tokio::time::sleep(wait.max(Duration::from_millis(1))).await;
         }
-        self.tokens -= 1.0;
     }
 }
 

@@ -14,12 +14,14 @@ use serde_json::Value;
 pub mod board;
 mod claims;
 mod fold;
+mod rate;
 mod request_id;
 pub mod tournament;
 
 pub use board::{Board, PerSide, Side};
 pub use claims::fold_claim;
 pub use fold::{Applied, Gap};
+pub use rate::TokenBucket;
 pub use request_id::RequestId;
 pub use tournament::{CreateTournament, NewPlayer, PlayerToken, TournamentView};
 

@@ -8,11 +8,11 @@ use std::time::Duration;
 use axum::extract::ws::CloseFrame;
 use axum::extract::ws::{Message, Utf8Bytes, WebSocket};
 use futures_util::{SinkExt, StreamExt};
-use hakem_protocol::RequestId;
 use hakem_protocol::{
     parse_client_frame, AccountKind, ClientMessage, CreateMatch, ErrorCode, ErrorReply, Feature,
     Identity, IdentityKind, ServerMessage, TournamentView, MAX_FRAME_BYTES, PROTOCOL_VERSION,
 };
+use hakem_protocol::{RequestId, TokenBucket};
 use tokio::sync::{mpsc, oneshot};
 use tokio_tungstenite::tungstenite;
 
@@ -369,44 +369,6 @@ fn kind_label(kind: IdentityKind) -> &'static str {
     }
 }
 
-/// Allows `rate` messages a second on average and bursts of `burst`.
-struct TokenBucket {
-    rate: f64,
-    burst: f64,
-    tokens: f64,
-    last: tokio::time::Instant,
-}
-
-impl TokenBucket {
-    fn new(rate: f64, burst: f64) -> TokenBucket {
-        TokenBucket {
-            rate,
-            burst,
-            tokens: burst,
-            last: tokio::time::Instant::now(),
-        }
-    }
-
-    /// Takes a token, or says how long until there is one.
-    fn wait(&mut self) -> Option<Duration> {
-        let now = tokio::time::Instant::now();
-        let earned = now.duration_since(self.last).as_secs_f64() * self.rate;
-        self.tokens = (self.tokens + earned).min(self.burst);
-        self.last = now;
-        if self.tokens >= 1.0 {
-            self.tokens -= 1.0;
-            None
-        } else {
-            Some(Duration::from_secs_f64((1.0 - self.tokens) / self.rate))
-        }
-    }
-
-    /// Returns a token taken for a message that still has to wait for something else.
-    fn give_back(&mut self) {
-        self.tokens = (self.tokens + 1.0).min(self.burst);
-    }
-}
-
 /// Tournaments one connection may follow at once.
 const MAX_WATCHED_TOURNAMENTS: usize = 16;
 
@@ -464,7 +426,11 @@ impl Session {
             boards: false,
             rematch: false,
             chat: false,
-            bucket: TokenBucket::new(limits.rate_per_sec, limits.rate_burst),
+            bucket: TokenBucket::new(
+                limits.rate_per_sec,
+                limits.rate_burst,
+                tokio::time::Instant::now().into_std(),
+            ),
             throttled: false,
             ip,
             hello_token: None,
@@ -486,7 +452,7 @@ impl Session {
         // Bounded: a wait is at most a token's time; many connections of one address may
         // take the token first, and then this one waits again.
         for _ in 0..1_000 {
-            let wait = match self.bucket.wait() {
+            let wait = match self.bucket.take(tokio::time::Instant::now().into_std()) {
                 Some(wait) => Some(wait),
                 None => self
                     .ip
@@ -513,7 +479,7 @@ impl Session {
                     frame = stream.next(), if !ended => {
                         ended = !matches!(frame, Some(Ok(_)));
                         pending.push_back(frame);
-                        if pending.len() as f64 > self.bucket.burst {
+                        if pending.len() as f64 > self.bucket.burst() {
                             return false;
                         }
                     }
@@ -529,15 +495,7 @@ impl Session {
     }
 
     fn error(&self, re: Option<RequestId>, code: ErrorCode, message: impl Into<String>) {
-        metrics::counter!("hakem_errors_total", "code" => code.as_str()).increment(1);
-        self.send(&ServerMessage::Error(ErrorReply {
-            re,
-            code,
-            message: message.into(),
-            match_id: None,
-            rule: None,
-            preview: None,
-        }));
+        self.refuse(re, Failure::new(code, message));
     }
 
     async fn on_text(&mut self, text: &str) {
@@ -1313,7 +1271,7 @@ impl Session {
         }
     }
 
-    /// A tournament command's refusal, with what it carries (the pairing as it is now).
+    /// A refusal, with what it carries (a tournament command's: the pairing as it is now).
     fn refuse(&self, re: Option<RequestId>, failure: Failure) {
         metrics::counter!("hakem_errors_total", "code" => failure.code.as_str()).increment(1);
         self.send(&ServerMessage::Error(ErrorReply {
