@@ -276,6 +276,36 @@ fn fenced() -> StoreError {
     StoreError(FENCED.to_string())
 }
 
+/// Refuses a write unless `room_leases` still holds this node's epoch `fence` for `key` (a
+/// match id, or the tournaments'), read in the write's own transaction `tx` with `stands`
+/// ([`FENCE_STANDS`] for this database) and held until it ends; `None` (outside a cluster)
+/// checks nothing.
+async fn check_fence<DB>(
+    tx: &mut sqlx::Transaction<'_, DB>,
+    stands: &str,
+    key: &str,
+    fence: Option<i64>,
+) -> Result<(), StoreError>
+where
+    DB: sqlx::Database,
+    for<'c> &'c mut DB::Connection: sqlx::Executor<'c, Database = DB>,
+    for<'q> DB::Arguments<'q>: sqlx::IntoArguments<'q, DB>,
+    for<'q> &'q str: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    (i64,): for<'r> sqlx::FromRow<'r, DB::Row>,
+{
+    let Some(epoch) = fence else {
+        return Ok(());
+    };
+    let held: Option<i64> = sqlx::query_scalar(stands)
+        .bind(key)
+        .fetch_optional(&mut **tx)
+        .await?;
+    if held != Some(epoch) {
+        return Err(fenced());
+    }
+    Ok(())
+}
+
 impl StoreError {
     /// The write was refused because another node owns the room now.
     pub fn is_fenced(&self) -> bool {
@@ -1098,15 +1128,7 @@ impl Store {
         let stands = sql_for(&self.db, FENCE_STANDS);
         on_db!(&self.db, pool => {
             let mut tx = pool.begin().await?;
-            if let Some(epoch) = fence {
-                let held: Option<i64> = sqlx::query_scalar(&stands)
-                    .bind(match_id)
-                    .fetch_optional(&mut *tx)
-                    .await?;
-                if held != Some(epoch) {
-                    return Err(fenced());
-                }
-            }
+            check_fence(&mut tx, &stands, match_id, fence).await?;
             sqlx::query(&sql)
                 .bind(match_id)
                 .bind(i64::from(enabled))
@@ -1367,15 +1389,7 @@ impl Store {
         let stands = sql_for(&self.db, FENCE_STANDS);
         on_db!(&self.db, pool => {
             let mut tx = pool.begin().await?;
-            if let Some(epoch) = fence {
-                let held: Option<i64> = sqlx::query_scalar(&stands)
-                    .bind(crate::cluster::TOURNAMENTS_KEY)
-                    .fetch_optional(&mut *tx)
-                    .await?;
-                if held != Some(epoch) {
-                    return Err(fenced());
-                }
-            }
+            check_fence(&mut tx, &stands, crate::cluster::TOURNAMENTS_KEY, fence).await?;
             for (i, change) in changes.iter().enumerate() {
                 sqlx::query(&insert)
                     .bind(id)
@@ -2111,7 +2125,9 @@ impl Writer {
         {
             tracing::warn!(error = %e, "SQLite's page cache not released");
         }
-        let _ = tokio::task::spawn_blocking(crate::memory::trim).await;
+        // The C library's heap walked on a thread of its own, and not waited for: nothing
+        // needs it done, and a write arriving meanwhile is committed at once.
+        drop(tokio::task::spawn_blocking(crate::memory::trim));
     }
 }
 
@@ -2204,7 +2220,7 @@ async fn commit_batch(writer: &mut Writer, batch: &mut Vec<Job>) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn spec() -> MatchSpec {
@@ -2236,27 +2252,34 @@ mod tests {
             .collect()
     }
 
+    /// The URL of a fresh PostgreSQL database, created from the one `HAKEM_TEST_POSTGRES`
+    /// names; `None` without it (under `CI=true` it must be set).
+    pub(crate) async fn fresh_postgres() -> Option<String> {
+        let Ok(admin) = std::env::var("HAKEM_TEST_POSTGRES") else {
+            assert!(
+                std::env::var("CI").map_or(true, |v| v != "true"),
+                "CI=true but HAKEM_TEST_POSTGRES is not set"
+            );
+            return None;
+        };
+        let name = format!("hakem_unit_{}", crate::tokens::new_id());
+        let pool = PgPool::connect(&admin).await.unwrap();
+        sqlx::raw_sql(&format!("CREATE DATABASE {name}"))
+            .execute(&pool)
+            .await
+            .unwrap();
+        pool.close().await;
+        let (base, _) = admin.rsplit_once('/').unwrap();
+        Some(format!("{base}/{name}"))
+    }
+
     /// A fresh SQLite file, and a fresh PostgreSQL database when `HAKEM_TEST_POSTGRES` names
     /// one to create it from (under `CI=true` it must).
     pub(crate) async fn databases() -> Vec<Store> {
         let (_, sqlite) = sqlite_store().await;
         let mut all = vec![sqlite];
-        match std::env::var("HAKEM_TEST_POSTGRES") {
-            Ok(admin) => {
-                let name = format!("hakem_unit_{}", crate::tokens::new_id());
-                let pool = PgPool::connect(&admin).await.unwrap();
-                sqlx::raw_sql(&format!("CREATE DATABASE {name}"))
-                    .execute(&pool)
-                    .await
-                    .unwrap();
-                pool.close().await;
-                let (base, _) = admin.rsplit_once('/').unwrap();
-                all.push(Store::open(&format!("{base}/{name}")).await.unwrap());
-            }
-            Err(_) => assert!(
-                std::env::var("CI").map_or(true, |v| v != "true"),
-                "CI=true but HAKEM_TEST_POSTGRES is not set"
-            ),
+        if let Some(url) = fresh_postgres().await {
+            all.push(Store::open(&url).await.unwrap());
         }
         all
     }

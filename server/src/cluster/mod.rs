@@ -634,20 +634,9 @@ impl Cluster {
         };
         // The fence first, as for a room: what a holder that lost them still writes is refused
         // from now on, and what it wrote before is read below.
-        let raised = store
-            .raise_fence(TOURNAMENTS_KEY, &self.node, &self.incarnation(), epoch)
-            .await;
-        match raised {
-            Ok(Some(_)) => {}
-            Ok(None) => {
-                self.let_go(TOURNAMENTS_KEY, epoch).await;
-                return Err("the tournaments' fence stands higher already".into());
-            }
-            Err(e) => {
-                self.let_go(TOURNAMENTS_KEY, epoch).await;
-                return Err(e.to_string());
-            }
-        }
+        self.fence_or_let_go(store, TOURNAMENTS_KEY, epoch)
+            .await?
+            .ok_or("the tournaments' fence stands higher already")?;
         *self.tournaments.lock().expect("tournaments") = Some(epoch);
         match crate::tournament::restore(app).await {
             Ok(count) => {
@@ -663,6 +652,24 @@ impl Cluster {
                 Err(format!("tournaments not loaded: {e}"))
             }
         }
+    }
+
+    /// Raises the fence of `key` (a room, or the tournaments) to `epoch`, the lease this node
+    /// has just taken; the holder it was raised over, or `None` if the fence stands higher
+    /// (another node took it later). Unless it was raised, the lease is let go.
+    async fn fence_or_let_go(
+        &self,
+        store: &Store,
+        key: &str,
+        epoch: u64,
+    ) -> Result<Option<Previous>, String> {
+        let raised = store
+            .raise_fence(key, &self.node, &self.incarnation(), epoch)
+            .await;
+        if !matches!(raised, Ok(Some(_))) {
+            self.let_go(key, epoch).await;
+        }
+        raised.map_err(|e| e.to_string())
     }
 
     /// Deletes a lease this node took at `epoch` and does not use (unless another node has
@@ -968,20 +975,9 @@ impl Cluster {
             .create(id, value.into())
             .await
             .map_err(|e| format!("the match's lease was not taken: {e}"))?;
-        match store
-            .raise_fence(id, &self.node, &self.incarnation(), epoch)
-            .await
-        {
-            Ok(Some(_)) => {}
-            Ok(None) => {
-                self.let_go(id, epoch).await;
-                return Err("the match's fence stands higher already".into());
-            }
-            Err(e) => {
-                self.let_go(id, epoch).await;
-                return Err(e.to_string());
-            }
-        }
+        self.fence_or_let_go(store, id, epoch)
+            .await?
+            .ok_or("the match's fence stands higher already")?;
         self.fences.insert(id.to_string(), epoch);
         self.count_owned();
         Ok(())
@@ -1064,19 +1060,10 @@ impl Cluster {
         let Some(epoch) = taken.map_err(TakeError::Failed)? else {
             return Err(TakeError::Taken);
         };
-        let previous = match store
-            .raise_fence(id, &self.node, &self.incarnation(), epoch)
-            .await
-        {
+        let previous = match self.fence_or_let_go(store, id, epoch).await {
             Ok(Some(previous)) => previous,
-            Ok(None) => {
-                self.let_go(id, epoch).await;
-                return Err(TakeError::Taken);
-            }
-            Err(e) => {
-                self.let_go(id, epoch).await;
-                return Err(TakeError::Failed(e.to_string()));
-            }
+            Ok(None) => return Err(TakeError::Taken),
+            Err(e) => return Err(TakeError::Failed(e)),
         };
         self.fences.insert(id.to_string(), epoch);
         self.count_owned();

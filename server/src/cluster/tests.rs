@@ -77,20 +77,11 @@ impl Drop for Nats {
 
 /// A fresh PostgreSQL database's URL.
 async fn postgres() -> Option<String> {
-    let Ok(admin) = std::env::var("HAKEM_TEST_POSTGRES") else {
-        assert!(!in_ci(), "CI=true but HAKEM_TEST_POSTGRES is not set");
+    let url = crate::store::tests::fresh_postgres().await;
+    if url.is_none() {
         eprintln!("skipping: HAKEM_TEST_POSTGRES is not set");
-        return None;
-    };
-    let name = format!("hakem_unit_{}", crate::tokens::new_id());
-    let pool = sqlx::PgPool::connect(&admin).await.unwrap();
-    sqlx::raw_sql(&format!("CREATE DATABASE {name}"))
-        .execute(&pool)
-        .await
-        .unwrap();
-    pool.close().await;
-    let (base, _) = admin.rsplit_once('/').unwrap();
-    Some(format!("{base}/{name}"))
+    }
+    url
 }
 
 /// NATS, a database, and a node on them; `None` when a tool is missing.
@@ -167,7 +158,7 @@ async fn a_renewal_whose_answer_was_lost_keeps_the_node_and_its_rooms() {
 
 #[tokio::test]
 async fn a_nodes_bucket_lost_by_nats_is_made_again_under_the_same_incarnation() {
-    let Some((_nats, _db, app, cluster)) = setup().await else {
+    let Some((_nats, database, app, cluster)) = setup().await else {
         return;
     };
     let id = new_match(&app).await;
@@ -189,18 +180,40 @@ async fn a_nodes_bucket_lost_by_nats_is_made_again_under_the_same_incarnation() 
             .incarnation,
         incarnation
     );
-    // While the others write their keys again, nobody's rooms are taken here.
+    // While the others write their keys again, nobody's rooms are taken here: not even a
+    // match whose holder has no key in the bucket (it is as likely to be on its way back as
+    // dead).
     assert!(cluster.is_quiet());
-    let dead = super::Lease {
+    let elsewhere = crate::tournament::fixtures::server(&database).await;
+    let theirs = new_match(&elsewhere).await;
+    let mut dead = super::Lease {
         node: "n9".into(),
         incarnation: "gone".into(),
-        revision: 1,
+        revision: 0,
     };
+    dead.revision = cluster
+        .leases
+        .create(&theirs, serde_json::to_vec(&dead).unwrap().into())
+        .await
+        .unwrap();
     let store = app.store().unwrap();
     assert!(matches!(
-        cluster.take(&app, store, "someone-elses", Some(dead)).await,
+        cluster.take(&app, store, &theirs, Some(dead.clone())).await,
         Err(TakeError::Taken)
     ));
+    let held = cluster.lease(&theirs).await.expect("the lease stands");
+    assert_eq!(
+        (held.incarnation.as_str(), held.revision),
+        ("gone", dead.revision)
+    );
+    assert!(!cluster.fences.contains_key(&theirs) && app.live(&theirs).is_none());
+    // Once the quiet is over, the same lease is taken over, and the match runs here.
+    *cluster.quiet_until.lock().unwrap() = tokio::time::Instant::now();
+    cluster
+        .take(&app, store, &theirs, Some(dead))
+        .await
+        .unwrap();
+    assert!(cluster.fences.contains_key(&theirs) && app.live(&theirs).is_some());
 }
 
 #[tokio::test]
