@@ -123,11 +123,10 @@ pub fn pairing_id(round: &RoundView) -> String {
         let _ = writeln!(text, "board {} {} {}", b.board, b.p1, b.p2);
     }
     for bye in &round.byes {
-        let _ = writeln!(
-            text,
-            "bye {} {:?} {}",
-            bye.player, bye.kind, bye.points.halves
-        );
+        // The kind by its name on the wire (`half`), which stays as it is.
+        let kind = serde_json::to_value(bye.kind).unwrap_or_default();
+        let kind = kind.as_str().unwrap_or_default();
+        let _ = writeln!(text, "bye {} {kind} {}", bye.player, bye.points.halves);
     }
     let digest = Sha256::digest(text.as_bytes());
     // 64 bits tell apart any two pairings an arbiter will ever compare.
@@ -664,4 +663,43 @@ pub async fn restore(app: &Arc<App>) -> Result<usize, String> {
         count += 1;
     }
     Ok(count)
+}
+
+#[cfg(test)]
+mod pairing_id_tests {
+    use super::pairing_id;
+    use hakem_protocol::tournament::{BoardView, ByeKind, ByeView, RoundView};
+    use hakem_protocol::Points;
+    use sha2::{Digest, Sha256};
+
+    #[test]
+    fn a_pairings_identifier_is_the_digest_of_its_boards_and_byes_by_their_wire_names() {
+        let round = RoundView {
+            round: 3,
+            boards: vec![BoardView {
+                board: 1,
+                p1: 4,
+                p2: 2,
+                match_id: "m".into(),
+                result: None,
+            }],
+            byes: vec![
+                ByeView {
+                    player: 1,
+                    kind: ByeKind::Half,
+                    points: Points::HALF,
+                },
+                ByeView {
+                    player: 3,
+                    kind: ByeKind::Pairing,
+                    points: Points::ONE,
+                },
+            ],
+            search_stopped: false,
+        };
+        let text = "round 3\nboard 1 4 2\nbye 1 half 1\nbye 3 pairing 2\n";
+        let digest = Sha256::digest(text.as_bytes());
+        let expected: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(pairing_id(&round), expected);
+    }
 }
