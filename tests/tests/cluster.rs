@@ -1215,6 +1215,32 @@ fn board_matches(view: &Value, round: usize) -> Vec<String> {
         .collect()
 }
 
+/// A tournament of two rounds and four players, created and started by the organizer at node
+/// `i`: its id, its arbiter token, and the view of it started (round 1 paired).
+async fn started_tournament(cluster: &Cluster, i: usize, name: &str) -> (String, String, Value) {
+    let created = as_organizer(
+        cluster,
+        i,
+        json!({
+            "type": "create_tournament", "name": name, "game": "pentago", "rounds": 2,
+            "players": [{"surname": "Aydın", "given": "A"}, {"surname": "Balcı", "given": "B"},
+                        {"surname": "Cömert", "given": "C"}, {"surname": "Demir", "given": "D"}],
+        }),
+    )
+    .await;
+    assert_eq!(created["type"], "tournament_created", "{created}");
+    let id = created["tournament"].as_str().unwrap().to_string();
+    let arbiter = created["arbiter_token"].as_str().unwrap().to_string();
+    let started = as_organizer(
+        cluster,
+        i,
+        json!({"type": "start_tournament", "tournament": id}),
+    )
+    .await;
+    assert_eq!(started["type"], "tournament", "{started}");
+    (id, arbiter, started)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tournament_is_run_by_one_node_used_from_every_node_and_survives_its_loss() {
     let Some(mut cluster) = Cluster::start(3) else {
@@ -1230,26 +1256,7 @@ async fn a_tournament_is_run_by_one_node_used_from_every_node_and_survives_its_l
         "one node runs the tournaments"
     );
     // Created and started from a node that does not run them.
-    let created = as_organizer(
-        &cluster,
-        other,
-        json!({
-            "type": "create_tournament", "name": "Kış Kupası", "game": "pentago", "rounds": 2,
-            "players": [{"surname": "Aydın", "given": "A"}, {"surname": "Balcı", "given": "B"},
-                        {"surname": "Cömert", "given": "C"}, {"surname": "Demir", "given": "D"}],
-        }),
-    )
-    .await;
-    assert_eq!(created["type"], "tournament_created", "{created}");
-    let id = created["tournament"].as_str().unwrap().to_string();
-    let arbiter = created["arbiter_token"].as_str().unwrap().to_string();
-    let started = as_organizer(
-        &cluster,
-        other,
-        json!({"type": "start_tournament", "tournament": id}),
-    )
-    .await;
-    assert_eq!(started["type"], "tournament", "{started}");
+    let (id, arbiter, started) = started_tournament(&cluster, other, "Kış Kupası").await;
     let round1 = board_matches(&started, 1);
     assert_eq!(round1.len(), 2);
 
@@ -1341,25 +1348,7 @@ async fn the_tournaments_node_cut_off_from_nats_stores_no_change_after_losing_th
         return;
     };
     let holder = wait_holder(&cluster);
-    let created = as_organizer(
-        &cluster,
-        holder,
-        json!({
-            "type": "create_tournament", "name": "Bahar Kupası", "game": "pentago", "rounds": 2,
-            "players": [{"surname": "Aydın", "given": "A"}, {"surname": "Balcı", "given": "B"},
-                        {"surname": "Cömert", "given": "C"}, {"surname": "Demir", "given": "D"}],
-        }),
-    )
-    .await;
-    assert_eq!(created["type"], "tournament_created", "{created}");
-    let id = created["tournament"].as_str().unwrap().to_string();
-    let started = as_organizer(
-        &cluster,
-        holder,
-        json!({"type": "start_tournament", "tournament": id}),
-    )
-    .await;
-    assert_eq!(started["type"], "tournament", "{started}");
+    let (id, _, _) = started_tournament(&cluster, holder, "Bahar Kupası").await;
     let mut organizer =
         Client::connect_url_as(&cluster.url(holder), "organizer", "organizer-secret").await;
 

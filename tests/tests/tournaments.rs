@@ -1037,14 +1037,21 @@ async fn standings_after_round_1_of_4_count_no_round_still_to_come() {
         "--json",
     ]);
     assert_eq!(code, 0, "{err}");
+    let mut winners = 0;
     for line in out.lines() {
         let s: Value = serde_json::from_str(line).unwrap();
         if round1.iter().any(|b| b["p1"] == s["id"]) {
+            winners += 1;
             for code in ["BH-C1", "BH", "SB"] {
                 assert_eq!(s["tiebreaks"][code], 0.0, "{code}: {line}");
             }
         }
     }
+    assert_eq!(
+        winners,
+        round1.len(),
+        "a line for each winner of round 1:\n{out}"
+    );
 }
 
 /// The `hakem tournament pair-next` command that `--preview` printed, as arguments.
