@@ -6,7 +6,7 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { assertNoViolations, newPage, protocolClient, shoot, testBed } from "./helpers.js";
+import { apiView, assertNoViolations, newPage, protocolClient, shoot, testBed, waitForView } from "./helpers.js";
 
 let organizer;
 const bed = testBed(async ({ server, browser }) => {
@@ -20,23 +20,6 @@ async function waitForText(page, selector, expected) {
     ([selector, expected]) => document.querySelector(selector)?.textContent.includes(expected),
     [selector, expected],
   );
-}
-
-/** The tournament as the HTTP API serves it. */
-async function apiView(id) {
-  const response = await fetch(`${bed.server.url}/api/tournaments/${encodeURIComponent(id)}`);
-  assert.equal(response.status, 200);
-  return response.json();
-}
-
-async function waitForView(id, what, done) {
-  const deadline = Date.now() + 15000;
-  for (;;) {
-    const v = await apiView(id);
-    if (done(v)) return v;
-    assert.ok(Date.now() < deadline, `${what}: not within 15 s: ${JSON.stringify(v).slice(0, 2000)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 /** `n` players with distinct Turkish names, in no particular order. */
@@ -104,6 +87,43 @@ test("the desk follows a round of 110 boards on one connection, paced within the
   await page.close();
 });
 
+test("a desk left while its joins wait in turn leaves only the boards it joined, and the waiting joins are never sent", { skip: bed.skip, timeout: 120000 }, async () => {
+  const t = await createTournament("Yarıda Kalan", players(160));
+  const started = await organizer.request({ type: "start_tournament", tournament: t.id, colour_lot: "p1" });
+  assert.equal(started.pairings[0].boards.length, 80);
+
+  const page = await newPage(bed.browser);
+  const sent = [];
+  page.on("websocket", (ws) =>
+    ws.on("framesent", ({ payload }) => {
+      const m = JSON.parse(String(payload));
+      if (m.type === "join" || m.type === "leave") sent.push(m);
+    }),
+  );
+  await page.goto(`${bed.server.url}/#/tournament/${t.id}?arbiter=${t.arbiter}`);
+  // The burst has gone out and the joins go on in turn: the arbiter goes back to the lobby.
+  const deadline = Date.now() + 30000;
+  while (sent.filter((m) => m.type === "join").length < 25) {
+    assert.ok(Date.now() < deadline, `the desk's joins: ${sent.length} within 30 s`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  await page.evaluate(() => (location.hash = "#/"));
+  const joins = () => sent.filter((m) => m.type === "join").map((m) => m.match);
+  const leaves = () => sent.filter((m) => m.type === "leave").map((m) => m.match);
+  await new Promise((r) => setTimeout(r, 500));
+  const joined = joins();
+  assert.ok(joined.length < 80, `the joins still waiting are dropped: ${joined.length} of 80 sent`);
+  while (leaves().length < joined.length) {
+    assert.ok(Date.now() < deadline + 30000, `left ${leaves().length} of the ${joined.length} boards joined`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  // A moment more: nothing else goes out.
+  await new Promise((r) => setTimeout(r, 1500));
+  assert.deepEqual(joins(), joined, "no join is sent after the desk is left");
+  assert.deepEqual([...leaves()].sort(), [...joined].sort(), "each board joined is left, and no other");
+  await page.close();
+});
+
 /** The desk of tournament `t`, in English unless told otherwise. */
 async function openDesk(t, options) {
   const page = await newPage(bed.browser, options);
@@ -144,7 +164,7 @@ test("a round from the desk: the clocks count down live, an open claim shows on 
   await page.selectOption("#desk-lot", "p1");
   await page.click("#desk-start-button");
   await page.waitForSelector("#round-1");
-  const view = await apiView(t.id);
+  const view = await apiView(bed.server, t.id);
   const [clocked, forfeited, neither] = view.pairings[0].boards;
   const row = (b) => `#overview tr[data-board="${b.board}"]`;
 
@@ -173,14 +193,14 @@ test("a round from the desk: the clocks count down live, an open claim shows on 
   // The second board's second player did not come: a forfeit from the desk.
   await page.selectOption("#desk-player", String(forfeited.p2));
   await page.click("#desk-forfeit");
-  await waitForView(t.id, "the forfeit", (v) => v.pairings[0].boards[1].result === "+-");
+  await waitForView(bed.server, t.id, "the forfeit", (v) => v.pairings[0].boards[1].result === "+-");
   await waitForText(page, `#round-1 tr[data-board="${forfeited.board}"] .board-result`, "1–0 (forfeit)");
   await waitForText(page, row(forfeited), "1–0 (forfeit)");
   // Neither player of the third came.
   await page.selectOption("#desk-player", String(neither.p1));
   await page.check("#desk-double");
   await page.click("#desk-forfeit");
-  await waitForView(t.id, "the double forfeit", (v) => v.pairings[0].boards[2].result === "--");
+  await waitForView(bed.server, t.id, "the double forfeit", (v) => v.pairings[0].boards[2].result === "--");
   await waitForText(page, `#round-1 tr[data-board="${neither.board}"] .board-result`, "0–0 (both forfeited)");
   await page.uncheck("#desk-double");
 
@@ -191,7 +211,7 @@ test("a round from the desk: the clocks count down live, an open claim shows on 
   await page.fill("#desk-account", "kutu-bot");
   await page.click("#desk-add");
   await waitForText(page, "#desk-entered", "entered as number 7; they play with their own account, kutu-bot.");
-  const entered = await apiView(t.id);
+  const entered = await apiView(bed.server, t.id);
   assert.equal(entered.players[6].account, "kutu-bot");
   assert.deepEqual(entered.pairings[0].byes.find((b) => b.player === 7), { player: 7, kind: "zero", points: 0 });
   assert.equal(await page.inputValue("#desk-account"), "", "the form is cleared");
@@ -200,7 +220,7 @@ test("a round from the desk: the clocks count down live, an open claim shows on 
   await page.fill("#desk-account", "no-such-account");
   await page.click("#desk-add");
   await page.waitForFunction(() => !document.querySelector("#alert").hidden && document.querySelector("#alert").textContent.includes("no-such-account"));
-  assert.equal((await apiView(t.id)).players.length, 7);
+  assert.equal((await apiView(bed.server, t.id)).players.length, 7);
   await shoot(page, "tournament-desk-round.png");
   await p1.close();
   await p2.close();
@@ -214,7 +234,7 @@ test("between rounds from the desk: a result corrected, a half-point bye, and a 
   const [first, second] = started.pairings[0].boards;
   await decide(first.match, t.arbiter, "p1");
   await decide(second.match, t.arbiter, "p1");
-  await waitForView(t.id, "round 1 complete", (v) => v.completed_rounds === 1);
+  await waitForView(bed.server, t.id, "round 1 complete", (v) => v.completed_rounds === 1);
   await waitForText(page, "#desk-status", "Every result is in");
 
   // Board 1's result is corrected: the second player won. The pairings and the standings follow.
@@ -224,7 +244,7 @@ test("between rounds from the desk: a result corrected, a half-point bye, and a 
   await page.click("#desk-set-result");
   await waitForText(page, `#round-1 tr[data-board="${first.board}"] .board-result`, "0–1");
   await page.waitForFunction((n) => document.querySelector("#announcer").textContent.includes(`Round 1, board ${n}: 0–1.`), first.board);
-  const corrected = await apiView(t.id);
+  const corrected = await apiView(bed.server, t.id);
   assert.equal(corrected.standings.find((s) => s.id === first.p2).points, 1);
   assert.equal(corrected.standings.find((s) => s.id === first.p1).points, 0);
   await waitForText(page, `#standings tr[data-player="${first.p2}"] td.points`, "1");
@@ -237,7 +257,7 @@ test("between rounds from the desk: a result corrected, a half-point bye, and a 
   await page.selectOption("#desk-player", String(resting));
   await page.fill("#desk-bye-round", "2");
   await page.click("#desk-bye");
-  await waitForView(t.id, "the half-point bye", (v) => v.players.find((p) => p.id === resting).half_byes?.includes(2));
+  await waitForView(bed.server, t.id, "the half-point bye", (v) => v.players.find((p) => p.id === resting).half_byes?.includes(2));
   await page.waitForFunction(() => document.querySelector("#announcer").textContent.includes("has a half-point bye."));
 
   // Publishing the pairing shown is refused: nothing is published, the desk says why and shows
@@ -245,7 +265,7 @@ test("between rounds from the desk: a result corrected, a half-point bye, and a 
   await page.click("#desk-publish");
   await page.waitForFunction(() => !document.querySelector("#alert").hidden && document.querySelector("#alert").textContent.includes("nothing was published"));
   assert.match(await text(page, "#alert"), /Round 2 as it would be paired now is shown instead/);
-  assert.equal((await apiView(t.id)).current_round, 1, "nothing published");
+  assert.equal((await apiView(bed.server, t.id)).current_round, 1, "nothing published");
   await waitForText(page, "#desk-preview .byes", "half-point bye, asked for");
   const shown = await page.$$eval("#preview-table tbody tr", (rows) => rows.map((r) => [...r.cells].map((c) => c.textContent.trim())));
   assert.equal(shown.length, 1, "three players in round 2: one board");
@@ -253,7 +273,7 @@ test("between rounds from the desk: a result corrected, a half-point bye, and a 
   // The pairing shown now is published as it is.
   await page.click("#desk-publish");
   await page.waitForSelector("#round-2");
-  const published = await apiView(t.id);
+  const published = await apiView(bed.server, t.id);
   assert.equal(published.current_round, 2);
   const name = (id) => published.players.find((p) => p.id === id).name;
   assert.deepEqual(
@@ -268,7 +288,7 @@ test("the desk and the printed pages pass axe-core in English and Turkish; only 
   const t = await createTournament("Kış Kupası", players(5));
   const started = await organizer.request({ type: "start_tournament", tournament: t.id, colour_lot: "p1" });
   for (const b of started.pairings[0].boards) await decide(b.match, t.arbiter, "p1");
-  await waitForView(t.id, "round 1 complete", (v) => v.completed_rounds === 1);
+  await waitForView(bed.server, t.id, "round 1 complete", (v) => v.completed_rounds === 1);
   await organizer.request({ type: "pair_next", tournament: t.id });
 
   for (const [locale, words] of [

@@ -244,6 +244,24 @@ export async function protocolClient(browser, server, token = ORGANIZER_TOKEN) {
   };
 }
 
+/** A tournament as the server's HTTP API serves it. */
+export async function apiView(server, id) {
+  const response = await fetch(`${server.url}/api/tournaments/${encodeURIComponent(id)}`);
+  assert.equal(response.status, 200);
+  return response.json();
+}
+
+/** A tournament as the HTTP API serves it once `done` holds for it, within 15 s (else `what` fails). */
+export async function waitForView(server, id, what, done) {
+  const deadline = Date.now() + 15000;
+  for (;;) {
+    const v = await apiView(server, id);
+    if (done(v)) return v;
+    assert.ok(Date.now() < deadline, `${what}: not within 15 s: ${JSON.stringify(v).slice(0, 2000)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 /** The moves in a page's move list, in order. */
 export async function moveList(page) {
   return page.$$eval("#moves .mv", (nodes) => nodes.map((n) => n.textContent));

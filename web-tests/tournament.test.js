@@ -7,7 +7,7 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { announcements, assertNoViolations, newPage, protocolClient, shoot, testBed } from "./helpers.js";
+import { announcements, apiView, assertNoViolations, newPage, protocolClient, shoot, testBed, waitForView } from "./helpers.js";
 
 let organizer;
 const bed = testBed(async ({ server, browser }) => {
@@ -29,23 +29,6 @@ async function createTournament({ name, players, rounds }) {
   return { id: created.tournament, arbiter: created.arbiter_token };
 }
 
-/** The tournament as the HTTP API serves it. */
-async function apiView(id) {
-  const response = await fetch(`${bed.server.url}/api/tournaments/${encodeURIComponent(id)}`);
-  assert.equal(response.status, 200);
-  return response.json();
-}
-
-async function waitForView(id, what, done) {
-  const deadline = Date.now() + 15000;
-  for (;;) {
-    const v = await apiView(id);
-    if (done(v)) return v;
-    assert.ok(Date.now() < deadline, `${what}: not within 15 s: ${JSON.stringify(v)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 /** Ends a match at once by the arbiter's decision: `p1`, `p2` or `draw`. */
 async function decide(match, arbiter, winner) {
   await organizer.request({ type: "join", match, arbiter_token: arbiter });
@@ -54,10 +37,10 @@ async function decide(match, arbiter, winner) {
 
 /** Decides every board of the last round (winners in board order) and waits for the results. */
 async function decideRound(t, winners) {
-  const before = await apiView(t.id);
+  const before = await apiView(bed.server, t.id);
   const round = before.pairings.at(-1);
   for (const [i, board] of round.boards.entries()) await decide(board.match, t.arbiter, winners[i]);
-  return waitForView(t.id, `the results of round ${round.round}`, (v) => v.completed_rounds === round.round);
+  return waitForView(bed.server, t.id, `the results of round ${round.round}`, (v) => v.completed_rounds === round.round);
 }
 
 /** Each player's points after the rounds given, from the results declared and the byes. */
@@ -348,7 +331,7 @@ test("the arbiter runs the event from the page: start, a late entry, a result en
   await page.fill("#desk-given", "Ece");
   await page.click("#desk-add");
   await waitForText(page, "#desk-entered", "Their token");
-  assert.equal((await apiView(t.id)).players.length, 5);
+  assert.equal((await apiView(bed.server, t.id)).players.length, 5);
 
   // An assistant arbiter for board 2: named on the desk, the token shown once, and it opens
   // board 2's match as its arbiter.
@@ -362,7 +345,7 @@ test("the arbiter runs the event from the page: start, a late entry, a result en
   await page.selectOption("#desk-lot", "p1");
   await page.click("#desk-start-button");
   await page.waitForSelector("#round-1");
-  const started = await apiView(t.id);
+  const started = await apiView(bed.server, t.id);
   assert.equal(started.colour_lot.seat, "p1");
   assert.equal(started.colour_lot.drawn, false);
   // The overview joins every board as its arbiter: players, sets, warnings, claims, clocks.
@@ -394,22 +377,22 @@ test("the arbiter runs the event from the page: start, a late entry, a result en
   await page.fill("#desk-result-board", "2");
   await page.selectOption("#desk-result", "1/2-1/2");
   await page.click("#desk-set-result");
-  await waitForView(t.id, "the entered result", (v) => v.pairings[0].boards[1].result === "1/2-1/2");
+  await waitForView(bed.server, t.id, "the entered result", (v) => v.pairings[0].boards[1].result === "1/2-1/2");
   await waitForText(page, `#round-1 tr[data-board="2"] .board-result`, "½–½");
   // Every result in: the pairing of round 2 is shown first, and published only on request.
   await decide(boards[0].match, t.arbiter, "p1");
-  await waitForView(t.id, "round 1 complete", (v) => v.completed_rounds === 1);
+  await waitForView(bed.server, t.id, "round 1 complete", (v) => v.completed_rounds === 1);
   await waitForText(page, "#desk-status", "Every result is in");
   await page.click("#desk-preview-button");
   await page.waitForSelector("#preview-table tbody tr");
   assert.match(await text(page, "#preview-heading"), /Round 2 as it would be paired/);
   const shownRows = await page.$$eval("#preview-table tbody tr", (rows) => rows.map((r) => [...r.cells].map((c) => c.textContent.trim())));
-  assert.equal((await apiView(t.id)).current_round, 1, "a preview publishes nothing");
+  assert.equal((await apiView(bed.server, t.id)).current_round, 1, "a preview publishes nothing");
   await assertNoViolations(page, "the arbiter's desk with a pairing shown");
   await shoot(page, "tournament-desk.png", { docs: true });
   await page.click("#desk-publish");
   await page.waitForSelector("#round-2");
-  const after = await apiView(t.id);
+  const after = await apiView(bed.server, t.id);
   assert.deepEqual(
     after.pairings[1].boards.map((b) => [String(b.board), `${after.players[b.p1 - 1].name} (${b.p1})`, `${after.players[b.p2 - 1].name} (${b.p2})`]),
     shownRows,

@@ -16,8 +16,10 @@ export class Desk {
     this.token = token;
     this.name = names;
     this.model = null;
-    // The current round's matches, joined as their arbiter: id -> state.
+    // The current round's matches, followed as their arbiter: id -> state (null until it
+    // arrives); and those whose join has gone out (the others' still wait in the pacer).
     this.boards = new Map();
+    this.joined = new Set();
     this.round = 0;
     this.paintSoon = null;
     this.unsubscribe = conn.onFrame((frame) => this.onFrame(frame));
@@ -32,9 +34,13 @@ export class Desk {
     this.leaveAll();
   }
 
-  /** Leaves the boards followed (joins still waiting for their turn are not sent). */
+  /**
+   * Leaves the boards whose join has gone out; the joins still waiting for their turn are
+   * dropped unsent (no longer wanted), so there is nothing to leave for them.
+   */
   leaveAll() {
-    for (const match of this.boards.keys()) conn.request({ type: "leave", match }, { background: true }).catch(() => {});
+    for (const match of this.joined) conn.request({ type: "leave", match }, { background: true }).catch(() => {});
+    this.joined.clear();
     this.boards.clear();
   }
 
@@ -163,6 +169,7 @@ export class Desk {
   /** After a lost connection the server has forgotten the joins: the boards are joined again. */
   rejoin() {
     // The new connection has joined nothing: nothing to leave.
+    this.joined.clear();
     this.boards.clear();
     if (this.model) this.follow(this.model);
   }
@@ -181,7 +188,8 @@ export class Desk {
     for (const b of round?.boards || []) {
       this.boards.set(b.match, null);
       const wanted = () => this.boards.has(b.match);
-      conn.request({ type: "join", match: b.match, arbiter_token: this.token }, { background: true, wanted }).catch(() => {});
+      const sent = () => this.joined.add(b.match);
+      conn.request({ type: "join", match: b.match, arbiter_token: this.token }, { background: true, wanted, sent }).catch(() => {});
     }
   }
 

@@ -225,8 +225,9 @@ export class Connection {
    * rejects with a ServerError. `background`: any other message waiting goes first (a page's
    * own bulk, such as joining many boards). `wanted`: asked again when its turn comes; false
    * drops the message unsent (rejected with `cancelled`), for bulk that is no longer needed.
+   * `sent`: called once the message has gone out (not for one dropped unsent).
    */
-  async request(message, { background = false, wanted = null } = {}) {
+  async request(message, { background = false, wanted = null, sent = null } = {}) {
     await this.open();
     const id = this.nextId++;
     const ws = this.ws;
@@ -248,7 +249,9 @@ export class Connection {
             ws.send(JSON.stringify({ ...message, id }));
           } catch (e) {
             fail("disconnected", String(e));
+            return;
           }
+          sent?.();
         },
       };
       if (this.pacer) this.pacer.submit(item);
