@@ -2223,7 +2223,7 @@ async fn commit_batch(writer: &mut Writer, batch: &mut Vec<Job>) {
 pub(crate) mod tests {
     use super::*;
 
-    fn spec() -> MatchSpec {
+    pub(crate) fn spec() -> MatchSpec {
         MatchSpec {
             game: "pentago".into(),
             variant: "tr".into(),

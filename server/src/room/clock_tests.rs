@@ -406,3 +406,135 @@ async fn spectators_who_see_a_match_moves_behind_see_a_move_once_the_next_is_mad
     assert_eq!(event_kinds(&watcher.events()), ["moved", "pressed"]);
     assert_eq!(room.state().position.moves.len(), 1);
 }
+
+/// A room of match `m1` writing to a fresh SQLite store where the match is recorded.
+async fn stored_room(rooms: &Arc<Rooms>) -> (LocalRoom, crate::store::Store) {
+    let dir = std::env::temp_dir().join(format!("hakem-room-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let url = format!("sqlite://{}/{}.db", dir.display(), crate::tokens::new_id());
+    let store = crate::store::Store::open(&url).await.unwrap();
+    let spec = crate::store::tests::spec();
+    store.create_match("m1", &spec, 0).await.unwrap();
+    let config = MatchConfig::new("pentago", None, 3, None, 3, PerSeat::default()).unwrap();
+    let room = rooms.start(Start {
+        id: "m1".into(),
+        round: Round::new(config),
+        tokens: tokens(),
+        frames: Vec::new(),
+        times: Vec::new(),
+        created_ms: crate::wall_clock_ms(),
+        store: Some(store.clone()),
+        finished: None,
+        settings: RoomSettings::default(),
+        spectator_delay: None,
+    });
+    (room, store)
+}
+
+/// What `member` is sent up to the first message `last` accepts (the writer commits on a
+/// thread of its own, so the clock is not paused here; ten seconds is a stall, not a pace).
+async fn until(member: &mut Member, last: impl Fn(&ServerMessage) -> bool) -> Vec<ServerMessage> {
+    let mut got = Vec::new();
+    loop {
+        let item = tokio::time::timeout(Duration::from_secs(10), member.rx.recv()).await;
+        let Ok(Some(Outgoing::Frame(frame))) = item else {
+            panic!("no more frames after {got:?}")
+        };
+        let message: ServerMessage = serde_json::from_str(frame.as_str()).unwrap();
+        let done = last(&message);
+        got.push(message);
+        if done {
+            return got;
+        }
+    }
+}
+
+fn is_event(kind: &'static str) -> impl Fn(&ServerMessage) -> bool {
+    move |m| matches!(m, ServerMessage::Event(frame) if frame.event.kind() == kind)
+}
+
+/// Both players seated and ready, and a spectator who takes batches, in a stored room; what
+/// they were sent so far is read.
+async fn stored_and_ready(rooms: &Arc<Rooms>) -> (LocalRoom, crate::store::Store, [Member; 3]) {
+    let (room, store) = stored_room(rooms).await;
+    let (mut p1, mut p2, mut watcher) = (Member::new(), Member::new(), Member::new());
+    for (conn, member, token) in [(1, &p1, "a"), (2, &p2, "b")] {
+        room.join(join(conn, member, Credential::Seat(token.repeat(32))))
+            .await
+            .unwrap();
+    }
+    let mut entry = join(3, &watcher, Credential::Spectator);
+    entry.batch = true;
+    room.join(entry).await.unwrap();
+    for (conn, member) in [(1, &p1), (2, &p2)] {
+        act(&room, conn, member, Action::Ready).await;
+    }
+    for member in [&mut p1, &mut p2] {
+        until(member, is_event("set_started")).await;
+    }
+    // The spectator takes batches: the set's start may come inside one.
+    until(&mut watcher, |m| {
+        serde_json::to_string(m).unwrap().contains("set_started")
+    })
+    .await;
+    (room, store, [p1, p2, watcher])
+}
+
+#[tokio::test]
+async fn with_a_store_every_member_gets_an_action_once_stored_and_the_mover_its_ack_last() {
+    let rooms = Arc::new(Rooms::default());
+    let (room, store, [mut p1, mut p2, mut watcher]) = stored_and_ready(&rooms).await;
+    let re: hakem_protocol::RequestId = serde_json::from_str("7").unwrap();
+    room.act(
+        1,
+        Action::Move("a1sw".into(), true),
+        p1.outbox.clone(),
+        Some(re),
+        tokio::time::Instant::now(),
+    )
+    .await
+    .unwrap();
+    let mover = until(&mut p1, |m| matches!(m, ServerMessage::Ack { .. })).await;
+    assert_eq!(
+        event_kinds(&mover),
+        ["moved", "pressed"],
+        "the ack after the events"
+    );
+    let opponent = until(&mut p2, is_event("pressed")).await;
+    assert_eq!(event_kinds(&opponent), ["moved", "pressed"]);
+    let batch = until(&mut watcher, |_| true).await;
+    let value = serde_json::to_value(&batch[0]).unwrap();
+    assert_eq!(value["type"], "events");
+    assert_eq!(
+        value["events"].as_array().map(Vec::len),
+        Some(2),
+        "one frame: {value}"
+    );
+    let stored = store.load("m1").await.unwrap().unwrap().frames;
+    let kinds: Vec<serde_json::Value> = stored[stored.len() - 2..]
+        .iter()
+        .map(|f| serde_json::from_str::<serde_json::Value>(f).unwrap()["event"]["kind"].clone())
+        .collect();
+    assert_eq!(kinds, ["moved", "pressed"]);
+}
+
+#[tokio::test]
+async fn a_room_whose_events_are_not_stored_tells_nobody_of_them() {
+    let rooms = Arc::new(Rooms::default());
+    let (room, store, [mut p1, mut p2, mut watcher]) = stored_and_ready(&rooms).await;
+    // Another writer took the room's next number: the room's append is refused.
+    let next = store.load("m1").await.unwrap().unwrap().frames.len() as u64 + 1;
+    let taken = crate::store::NewEvent {
+        seq: next,
+        at_ms: 0,
+        frame: "{}".into(),
+    };
+    store.append("m1", vec![taken], None).await.unwrap();
+    act(&room, 1, &p1, Action::Move("a1sw".into(), true)).await;
+    let mover = until(&mut p1, |m| matches!(m, ServerMessage::Error(_))).await;
+    assert!(event_kinds(&mover).is_empty(), "{mover:?}");
+    // The refusal comes after the write failed: had anyone been told, it would be queued now.
+    settle().await;
+    assert!(p2.drain().is_empty());
+    assert!(watcher.drain().is_empty());
+}
