@@ -416,18 +416,13 @@ async fn stored_room(rooms: &Arc<Rooms>) -> (LocalRoom, crate::store::Store) {
     let spec = crate::store::tests::spec();
     store.create_match("m1", &spec, 0).await.unwrap();
     let config = MatchConfig::new("pentago", None, 3, None, 3, PerSeat::default()).unwrap();
-    let room = rooms.start(Start {
-        id: "m1".into(),
-        round: Round::new(config),
-        tokens: tokens(),
-        frames: Vec::new(),
-        times: Vec::new(),
-        created_ms: crate::wall_clock_ms(),
-        store: Some(store.clone()),
-        finished: None,
-        settings: RoomSettings::default(),
-        spectator_delay: None,
-    });
+    let room = test_support::start_stored(
+        rooms,
+        config,
+        RoomSettings::default(),
+        None,
+        Some(store.clone()),
+    );
     (room, store)
 }
 

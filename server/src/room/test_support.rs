@@ -105,6 +105,17 @@ pub fn start(
     settings: RoomSettings,
     spectator_delay: Option<SpectatorDelay>,
 ) -> LocalRoom {
+    start_stored(rooms, config, settings, spectator_delay, None)
+}
+
+/// [`start`], writing to `store` when there is one (where match `m1` must be recorded).
+pub fn start_stored(
+    rooms: &Arc<Rooms>,
+    config: MatchConfig,
+    settings: RoomSettings,
+    spectator_delay: Option<SpectatorDelay>,
+    store: Option<crate::store::Store>,
+) -> LocalRoom {
     rooms.start(Start {
         id: "m1".into(),
         round: Round::new(config),
@@ -112,7 +123,7 @@ pub fn start(
         frames: Vec::new(),
         times: Vec::new(),
         created_ms: crate::wall_clock_ms(),
-        store: None,
+        store,
         finished: None,
         settings,
         spectator_delay,
