@@ -2610,7 +2610,7 @@ pub(crate) mod tests {
     }
 
     /// A store in a fresh SQLite file, and the file.
-    async fn sqlite_store() -> (std::path::PathBuf, Store) {
+    pub(crate) async fn sqlite_store() -> (std::path::PathBuf, Store) {
         let dir = std::env::temp_dir().join(format!("hakem-store-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let file = dir.join(format!("{}.db", crate::tokens::new_id()));

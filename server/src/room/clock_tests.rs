@@ -220,10 +220,7 @@ async fn a_member_far_behind_gets_a_replay_then_the_events_in_memory() {
         };
         frames.push(serde_json::to_string(&ServerMessage::Event(Box::new(frame))).unwrap());
     }
-    let dir = std::env::temp_dir().join(format!("hakem-room-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let url = format!("sqlite://{}/{}.db", dir.display(), crate::tokens::new_id());
-    let store = crate::store::Store::open(&url).await.unwrap();
+    let (_file, store) = crate::store::tests::sqlite_store().await;
     tokio::time::pause();
     let room = rooms.start(Start {
         id: "m1".into(),
@@ -409,10 +406,7 @@ async fn spectators_who_see_a_match_moves_behind_see_a_move_once_the_next_is_mad
 
 /// A room of match `m1` writing to a fresh SQLite store where the match is recorded.
 async fn stored_room(rooms: &Arc<Rooms>) -> (LocalRoom, crate::store::Store) {
-    let dir = std::env::temp_dir().join(format!("hakem-room-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let url = format!("sqlite://{}/{}.db", dir.display(), crate::tokens::new_id());
-    let store = crate::store::Store::open(&url).await.unwrap();
+    let (_file, store) = crate::store::tests::sqlite_store().await;
     let spec = crate::store::tests::spec();
     store.create_match("m1", &spec, 0).await.unwrap();
     let config = MatchConfig::new("pentago", None, 3, None, 3, PerSeat::default()).unwrap();
@@ -426,26 +420,17 @@ async fn stored_room(rooms: &Arc<Rooms>) -> (LocalRoom, crate::store::Store) {
     (room, store)
 }
 
-/// What `member` is sent up to the first message `last` accepts (the writer commits on a
-/// thread of its own, so the clock is not paused here; ten seconds is a stall, not a pace).
-async fn until(member: &mut Member, last: impl Fn(&ServerMessage) -> bool) -> Vec<ServerMessage> {
-    let mut got = Vec::new();
-    loop {
-        let item = tokio::time::timeout(Duration::from_secs(10), member.rx.recv()).await;
-        let Ok(Some(Outgoing::Frame(frame))) = item else {
-            panic!("no more frames after {got:?}")
-        };
-        let message: ServerMessage = serde_json::from_str(frame.as_str()).unwrap();
-        let done = last(&message);
-        got.push(message);
-        if done {
-            return got;
-        }
+/// The kinds of the events in a message, one event or a batch of them.
+fn kinds_in(message: &ServerMessage) -> Vec<&'static str> {
+    match message {
+        ServerMessage::Event(frame) => vec![frame.event.kind()],
+        ServerMessage::Events { events, .. } => events.iter().map(|f| f.event.kind()).collect(),
+        _ => Vec::new(),
     }
 }
 
-fn is_event(kind: &'static str) -> impl Fn(&ServerMessage) -> bool {
-    move |m| matches!(m, ServerMessage::Event(frame) if frame.event.kind() == kind)
+fn with_event(kind: &'static str) -> impl Fn(&ServerMessage) -> bool {
+    move |m| kinds_in(m).contains(&kind)
 }
 
 /// Both players seated and ready, and a spectator who takes batches, in a stored room; what
@@ -464,14 +449,9 @@ async fn stored_and_ready(rooms: &Arc<Rooms>) -> (LocalRoom, crate::store::Store
     for (conn, member) in [(1, &p1), (2, &p2)] {
         act(&room, conn, member, Action::Ready).await;
     }
-    for member in [&mut p1, &mut p2] {
-        until(member, is_event("set_started")).await;
+    for member in [&mut p1, &mut p2, &mut watcher] {
+        member.until(with_event("set_started")).await;
     }
-    // The spectator takes batches: the set's start may come inside one.
-    until(&mut watcher, |m| {
-        serde_json::to_string(m).unwrap().contains("set_started")
-    })
-    .await;
     (room, store, [p1, p2, watcher])
 }
 
@@ -489,28 +469,33 @@ async fn with_a_store_every_member_gets_an_action_once_stored_and_the_mover_its_
     )
     .await
     .unwrap();
-    let mover = until(&mut p1, |m| matches!(m, ServerMessage::Ack { .. })).await;
+    let mover = p1.until(|m| matches!(m, ServerMessage::Ack { .. })).await;
     assert_eq!(
         event_kinds(&mover),
         ["moved", "pressed"],
         "the ack after the events"
     );
-    let opponent = until(&mut p2, is_event("pressed")).await;
+    let opponent = p2.until(with_event("pressed")).await;
     assert_eq!(event_kinds(&opponent), ["moved", "pressed"]);
-    let batch = until(&mut watcher, |_| true).await;
-    let value = serde_json::to_value(&batch[0]).unwrap();
-    assert_eq!(value["type"], "events");
-    assert_eq!(
-        value["events"].as_array().map(Vec::len),
-        Some(2),
-        "one frame: {value}"
+    let batch = watcher.until(|_| true).await;
+    assert!(
+        matches!(batch[0], ServerMessage::Events { .. }),
+        "one frame: {batch:?}"
     );
-    let stored = store.load("m1").await.unwrap().unwrap().frames;
-    let kinds: Vec<serde_json::Value> = stored[stored.len() - 2..]
+    assert_eq!(kinds_in(&batch[0]), ["moved", "pressed"]);
+    let stored: Vec<ServerMessage> = store
+        .load("m1")
+        .await
+        .unwrap()
+        .unwrap()
+        .frames
         .iter()
-        .map(|f| serde_json::from_str::<serde_json::Value>(f).unwrap()["event"]["kind"].clone())
+        .map(|f| serde_json::from_str(f).unwrap())
         .collect();
-    assert_eq!(kinds, ["moved", "pressed"]);
+    assert_eq!(
+        event_kinds(&stored[stored.len() - 2..]),
+        ["moved", "pressed"]
+    );
 }
 
 #[tokio::test]
@@ -526,10 +511,10 @@ async fn a_room_whose_events_are_not_stored_tells_nobody_of_them() {
     };
     store.append("m1", vec![taken], None).await.unwrap();
     act(&room, 1, &p1, Action::Move("a1sw".into(), true)).await;
-    let mover = until(&mut p1, |m| matches!(m, ServerMessage::Error(_))).await;
+    let mover = p1.until(|m| matches!(m, ServerMessage::Error(_))).await;
     assert!(event_kinds(&mover).is_empty(), "{mover:?}");
-    // The refusal comes after the write failed: had anyone been told, it would be queued now.
-    settle().await;
+    // The room tells its members before it answers the mover: had they been told, their
+    // frames would be queued by now.
     assert!(p2.drain().is_empty());
     assert!(watcher.drain().is_empty());
 }

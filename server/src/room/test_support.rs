@@ -30,16 +30,39 @@ impl Member {
     pub fn drain(&mut self) -> Vec<Option<ServerMessage>> {
         let mut out = Vec::new();
         while let Ok(item) = self.rx.try_recv() {
-            out.push(match item {
-                Outgoing::Frame(frame) => Some(serde_json::from_str(frame.as_str()).unwrap()),
-                Outgoing::Replay { .. } => None,
-            });
+            out.push(parse(item));
         }
         out
     }
 
+    /// What the member is sent up to the first message `last` accepts, for rooms whose work
+    /// is not all on the test's own task (a store's writer commits on a thread of its own, so
+    /// the clock is not paused there; ten seconds is a stall, not a pace).
+    pub async fn until(&mut self, last: impl Fn(&ServerMessage) -> bool) -> Vec<ServerMessage> {
+        let mut got = Vec::new();
+        loop {
+            let item = tokio::time::timeout(std::time::Duration::from_secs(10), self.rx.recv());
+            let Some(message) = item.await.ok().flatten().and_then(parse) else {
+                panic!("no frame (or a replay) after {got:?}")
+            };
+            let done = last(&message);
+            got.push(message);
+            if done {
+                return got;
+            }
+        }
+    }
+
     pub fn events(&mut self) -> Vec<ServerMessage> {
         self.drain().into_iter().flatten().collect()
+    }
+}
+
+/// A queued frame as the client reads it; a replay is `None`.
+fn parse(item: Outgoing) -> Option<ServerMessage> {
+    match item {
+        Outgoing::Frame(frame) => Some(serde_json::from_str(frame.as_str()).unwrap()),
+        Outgoing::Replay { .. } => None,
     }
 }
 
