@@ -215,6 +215,19 @@ enum Write {
 struct Job {
     write: Write,
     done: oneshot::Sender<Result<(), String>>,
+    /// When the write joined the writer's queue.
+    queued: Instant,
+}
+
+impl Job {
+    /// Tells the writing room how its write went, and how long it waited for that, counted
+    /// per write: a slow commit holds every write that queued behind it, which a time per
+    /// commit does not show.
+    fn answer(self, outcome: Result<(), String>) {
+        metrics::histogram!("hakem_store_write_seconds")
+            .record(self.queued.elapsed().as_secs_f64());
+        let _ = self.done.send(outcome);
+    }
 }
 
 #[derive(Clone)]
@@ -661,7 +674,11 @@ impl Store {
         let (done, committed) = oneshot::channel();
         let stopped = || StoreError("the writer has stopped".into());
         self.writer
-            .send(Job { write, done })
+            .send(Job {
+                write,
+                done,
+                queued: Instant::now(),
+            })
             .await
             .map_err(|_| stopped())?;
         committed.await.map_err(|_| stopped())?.map_err(StoreError)
@@ -2174,7 +2191,7 @@ async fn commit_batch(writer: &mut Writer, batch: &mut Vec<Job>) {
     match writer.commit(&all).await {
         Ok(()) => {
             for job in batch.drain(..) {
-                let _ = job.done.send(Ok(()));
+                job.answer(Ok(()));
             }
         }
         Err(CommitError::Fenced(ids)) => {
@@ -2188,7 +2205,7 @@ async fn commit_batch(writer: &mut Writer, batch: &mut Vec<Job>) {
                 .drain(..)
                 .partition(|job| ids.contains(match_of(&job.write)));
             for job in fenced {
-                let _ = job.done.send(Err(FENCED.to_string()));
+                job.answer(Err(FENCED.to_string()));
             }
             *batch = rest;
             if !batch.is_empty() {
@@ -2198,7 +2215,7 @@ async fn commit_batch(writer: &mut Writer, batch: &mut Vec<Job>) {
         Err(CommitError::Failed(e)) if batch.len() == 1 => {
             tracing::error!(error = %e, "store commit failed");
             for job in batch.drain(..) {
-                let _ = job.done.send(Err(e.clone()));
+                job.answer(Err(e.clone()));
             }
         }
         Err(CommitError::Failed(e)) => {
@@ -2213,7 +2230,7 @@ async fn commit_batch(writer: &mut Writer, batch: &mut Vec<Job>) {
                         Err(e)
                     }
                 };
-                let _ = job.done.send(outcome);
+                job.answer(outcome);
             }
         }
     }

@@ -152,6 +152,26 @@ async fn metrics_show_connections_matches_moves_and_errors() {
     ] {
         assert!(text.contains(needle), "{needle} missing in\n{text}");
     }
+    // Every write is timed once, when it is answered: as many as the group commits held.
+    // (A batch still being answered would show more writes than commits have counted: ask
+    // again until the writer is quiet.)
+    let value = |text: &str, name: &str| -> f64 {
+        text.lines()
+            .find_map(|line| line.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+            .unwrap_or_else(|| panic!("{name} missing in\n{text}"))
+    };
+    let mut text = text;
+    for _ in 0..20 {
+        let writes = value(&text, "hakem_store_write_seconds_count");
+        let batched = value(&text, "hakem_store_batch_size_sum");
+        assert!(writes >= 3.0, "{writes} writes timed");
+        if writes == batched {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        text = server.get("/metrics").1;
+    }
+    panic!("writes timed and writes committed differ in\n{text}");
 }
 
 #[tokio::test]
