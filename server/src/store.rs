@@ -1572,10 +1572,20 @@ struct Checkpoint {
     rows_since: usize,
     /// The bulk copy is running.
     running: bool,
-    /// Bulk copies done since the writer last finished one.
+    /// Bulk copies over since the writer last copied what was left itself.
     copies: usize,
     /// The bulk copy is done: the writer finishes it.
     done: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Checkpoint {
+    /// The bulk copy is over; whether the writer now copies what is left itself, which it does
+    /// after every [`COPIES_PER_RESTART`]th.
+    fn copy_finished(&mut self) -> bool {
+        self.running = false;
+        self.copies = (self.copies + 1) % COPIES_PER_RESTART;
+        self.copies == 0
+    }
 }
 
 /// The most a copied-back WAL file keeps (`journal_size_limit`): more than it grows between
@@ -2030,12 +2040,9 @@ impl Writer {
             if !idle || !checkpoint.done.swap(false, Ordering::AcqRel) {
                 return;
             }
-            checkpoint.running = false;
-            checkpoint.copies += 1;
-            if checkpoint.copies < COPIES_PER_RESTART {
+            if !checkpoint.copy_finished() {
                 return;
             }
-            checkpoint.copies = 0;
             let started = Instant::now();
             if let Err(e) = sqlx::query("PRAGMA wal_checkpoint(PASSIVE)")
                 .execute(&mut **conn)
@@ -2653,6 +2660,23 @@ pub(crate) mod tests {
             .await
             .unwrap();
         (file, store)
+    }
+
+    #[test]
+    fn the_writer_finishes_every_few_bulk_copies_itself() {
+        let mut checkpoint = Checkpoint::default();
+        let finished: Vec<bool> = (0..2 * COPIES_PER_RESTART)
+            .map(|_| {
+                checkpoint.running = true;
+                let finished = checkpoint.copy_finished();
+                assert!(!checkpoint.running);
+                finished
+            })
+            .collect();
+        let expected: Vec<bool> = (1..=2 * COPIES_PER_RESTART)
+            .map(|n| n % COPIES_PER_RESTART == 0)
+            .collect();
+        assert_eq!(finished, expected);
     }
 
     #[tokio::test]

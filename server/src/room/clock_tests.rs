@@ -420,17 +420,8 @@ async fn stored_room(rooms: &Arc<Rooms>) -> (LocalRoom, crate::store::Store) {
     (room, store)
 }
 
-/// The kinds of the events in a message, one event or a batch of them.
-fn kinds_in(message: &ServerMessage) -> Vec<&'static str> {
-    match message {
-        ServerMessage::Event(frame) => vec![frame.event.kind()],
-        ServerMessage::Events { events, .. } => events.iter().map(|f| f.event.kind()).collect(),
-        _ => Vec::new(),
-    }
-}
-
 fn with_event(kind: &'static str) -> impl Fn(&ServerMessage) -> bool {
-    move |m| kinds_in(m).contains(&kind)
+    move |m| event_kinds(std::slice::from_ref(m)).contains(&kind)
 }
 
 /// Both players seated and ready, and a spectator who takes batches, in a stored room; what
@@ -482,7 +473,7 @@ async fn with_a_store_every_member_gets_an_action_once_stored_and_the_mover_its_
         matches!(batch[0], ServerMessage::Events { .. }),
         "one frame: {batch:?}"
     );
-    assert_eq!(kinds_in(&batch[0]), ["moved", "pressed"]);
+    assert_eq!(event_kinds(&batch), ["moved", "pressed"]);
     let stored: Vec<ServerMessage> = store
         .load("m1")
         .await

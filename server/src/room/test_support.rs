@@ -66,12 +66,14 @@ fn parse(item: Outgoing) -> Option<ServerMessage> {
     }
 }
 
+/// The kinds of the events in `messages`, those of a batch included, in order.
 pub fn event_kinds(messages: &[ServerMessage]) -> Vec<&'static str> {
     messages
         .iter()
-        .filter_map(|m| match m {
-            ServerMessage::Event(frame) => Some(frame.event.kind()),
-            _ => None,
+        .flat_map(|m| match m {
+            ServerMessage::Event(frame) => vec![frame.event.kind()],
+            ServerMessage::Events { events, .. } => events.iter().map(|f| f.event.kind()).collect(),
+            _ => Vec::new(),
         })
         .collect()
 }
