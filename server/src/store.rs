@@ -1598,8 +1598,10 @@ const WAL_LIMIT_BYTES: u64 = 256 << 20;
 const CHECKPOINT_ROWS: usize = 4_000;
 
 /// Bulk copies between two of the writer's own final copies. Each final copy holds up every
-/// commit that arrives meanwhile (6-8 ms at 5,000 moves a second); between them the bulk copies
-/// go on, so the WAL keeps little to copy, and grows to some 40-120 MiB before it starts again.
+/// commit that arrives meanwhile (6-9 ms on average at 5,000 moves a second); between them the
+/// bulk copies go on, so each final copy has as little to copy as if it came after every bulk
+/// copy. The WAL file grows larger between two starts: 95-156 MiB at 2,000-5,000 moves a
+/// second (docs/performance.md).
 const COPIES_PER_RESTART: usize = 4;
 
 /// The rows of a batch, gathered per table.
