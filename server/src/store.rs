@@ -1570,21 +1570,35 @@ fn match_of(write: &Write) -> &str {
 #[derive(Default)]
 struct Checkpoint {
     rows_since: usize,
-    /// The bulk copy is running.
-    running: bool,
+    stage: CopyStage,
     /// Bulk copies over since the writer last copied what was left itself.
     copies: usize,
-    /// The bulk copy is done: the writer finishes it.
+    /// Set by the bulk copy when it is over.
     done: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
+/// Where the copy of the WAL stands.
+#[derive(Default, Clone, Copy, PartialEq, Debug)]
+enum CopyStage {
+    /// No copy under way: the next bulk copy starts after [`CHECKPOINT_ROWS`] rows.
+    #[default]
+    Waiting,
+    /// A bulk copy runs beside the writer.
+    Bulk,
+    /// The writer copies what the bulk copy left, at its next moment with no write waiting.
+    Last,
+}
+
 impl Checkpoint {
-    /// The bulk copy is over; whether the writer now copies what is left itself, which it does
-    /// after every [`COPIES_PER_RESTART`]th.
-    fn copy_finished(&mut self) -> bool {
-        self.running = false;
+    /// The bulk copy is over: after every [`COPIES_PER_RESTART`]th the writer copies what is
+    /// left itself; otherwise the next bulk copy may start.
+    fn copy_finished(&mut self) {
         self.copies = (self.copies + 1) % COPIES_PER_RESTART;
-        self.copies == 0
+        self.stage = if self.copies == 0 {
+            CopyStage::Last
+        } else {
+            CopyStage::Waiting
+        };
     }
 }
 
@@ -2031,35 +2045,38 @@ impl Writer {
 const CHECKPOINT_PASSES: usize = 2;
 
 impl Writer {
-    /// Starts the bulk copy of the WAL when it is due; with `idle` (no write waiting),
-    /// finishes a bulk copy that is done.
+    /// Starts the bulk copy of the WAL when it is due, and takes the writer's own last step
+    /// of a copy when that is due and `idle` (no write waiting).
     async fn checkpoint(&mut self, idle: bool) {
         use std::sync::atomic::Ordering;
         let Writer::Sqlite(pool, Some(conn), _, checkpoint) = self else {
             return;
         };
-        if checkpoint.running {
-            if !idle || !checkpoint.done.swap(false, Ordering::AcqRel) {
+        if checkpoint.stage == CopyStage::Bulk && checkpoint.done.swap(false, Ordering::AcqRel) {
+            checkpoint.copy_finished();
+        }
+        match checkpoint.stage {
+            CopyStage::Bulk => return,
+            CopyStage::Last if !idle => return,
+            CopyStage::Last => {
+                checkpoint.stage = CopyStage::Waiting;
+                let started = Instant::now();
+                if let Err(e) = sqlx::query("PRAGMA wal_checkpoint(PASSIVE)")
+                    .execute(&mut **conn)
+                    .await
+                {
+                    tracing::warn!(error = %e, "WAL checkpoint failed");
+                }
+                metrics::histogram!("hakem_store_checkpoint_seconds")
+                    .record(started.elapsed().as_secs_f64());
                 return;
             }
-            if !checkpoint.copy_finished() {
-                return;
-            }
-            let started = Instant::now();
-            if let Err(e) = sqlx::query("PRAGMA wal_checkpoint(PASSIVE)")
-                .execute(&mut **conn)
-                .await
-            {
-                tracing::warn!(error = %e, "WAL checkpoint failed");
-            }
-            metrics::histogram!("hakem_store_checkpoint_seconds")
-                .record(started.elapsed().as_secs_f64());
-            return;
+            CopyStage::Waiting => {}
         }
         if checkpoint.rows_since < CHECKPOINT_ROWS {
             return;
         }
-        checkpoint.running = true;
+        checkpoint.stage = CopyStage::Bulk;
         checkpoint.rows_since = 0;
         let (pool, done) = (pool.clone(), checkpoint.done.clone());
         tokio::spawn(async move {
@@ -2669,10 +2686,10 @@ pub(crate) mod tests {
         let mut checkpoint = Checkpoint::default();
         let finished: Vec<bool> = (0..2 * COPIES_PER_RESTART)
             .map(|_| {
-                checkpoint.running = true;
-                let finished = checkpoint.copy_finished();
-                assert!(!checkpoint.running);
-                finished
+                checkpoint.stage = CopyStage::Bulk;
+                checkpoint.copy_finished();
+                assert_ne!(checkpoint.stage, CopyStage::Bulk);
+                checkpoint.stage == CopyStage::Last
             })
             .collect();
         let expected: Vec<bool> = (1..=2 * COPIES_PER_RESTART)

@@ -24,6 +24,15 @@ use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 /// How long a test waits for a frame it expects.
 pub const PATIENCE: Duration = Duration::from_secs(10);
 
+/// The value of one sample in a `/metrics` text: `sample` is the name with its labels as
+/// written there (`hakem_rooms`, `hakem_errors_total{code="bad_request"}`).
+pub fn metric_in(text: &str, sample: &str) -> Option<f64> {
+    text.lines().find_map(|line| {
+        let (key, value) = line.rsplit_once(' ')?;
+        (key == sample).then(|| value.parse().ok()).flatten()
+    })
+}
+
 /// A workspace binary, built by `cargo test --workspace` beside the test executables.
 pub fn binary(name: &str) -> PathBuf {
     let exe = std::env::current_exe().expect("test executable path");

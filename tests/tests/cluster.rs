@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use hakem_blackbox::{in_ci, Client, Database, Relay, Server};
+use hakem_blackbox::{in_ci, metric_in, Client, Database, Relay, Server};
 use serde_json::{json, Value};
 
 /// Pentago `tr`, won by the first mover.
@@ -244,12 +244,7 @@ impl Cluster {
     fn metric(&self, i: usize, name: &str) -> f64 {
         let (status, body) = self.node(i).get("/metrics");
         assert_eq!(status, 200, "{body}");
-        body.lines()
-            .find_map(|line| {
-                let (key, value) = line.rsplit_once(' ')?;
-                (key == name).then(|| value.parse().ok()).flatten()
-            })
-            .unwrap_or(0.0)
+        metric_in(&body, name).unwrap_or(0.0)
     }
 
     /// Whether node `i`'s `/metrics` has a sample of `name` at all.

@@ -6,7 +6,7 @@
 
 use std::time::{Duration, Instant};
 
-use hakem_blackbox::{create_match, Client, Match, Server};
+use hakem_blackbox::{create_match, metric_in, Client, Match, Server};
 use serde_json::{json, Value};
 
 /// Pentago `tr`, won by the first mover (from the durability tests).
@@ -203,9 +203,7 @@ async fn eventually(what: &str, patience: Duration, mut done: impl FnMut() -> bo
 
 fn metric(server: &Server, name: &str) -> f64 {
     let (_, text) = server.get("/metrics");
-    text.lines()
-        .find_map(|line| line.strip_prefix(name)?.trim().parse().ok())
-        .unwrap_or(0.0)
+    metric_in(&text, name).unwrap_or(0.0)
 }
 
 #[tokio::test]

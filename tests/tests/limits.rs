@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
-use hakem_blackbox::{seated_pair, Client, Server};
+use hakem_blackbox::{metric_in, seated_pair, Client, Server};
 use serde_json::{json, Value};
 use tokio::net::TcpSocket;
 use tokio_tungstenite::tungstenite::Message;
@@ -156,9 +156,7 @@ async fn metrics_show_connections_matches_moves_and_errors() {
     // (A batch still being answered would show more writes than commits have counted: ask
     // again until the writer is quiet.)
     let value = |text: &str, name: &str| -> f64 {
-        text.lines()
-            .find_map(|line| line.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
-            .unwrap_or_else(|| panic!("{name} missing in\n{text}"))
+        metric_in(text, name).unwrap_or_else(|| panic!("{name} missing in\n{text}"))
     };
     let mut text = text;
     for _ in 0..20 {
