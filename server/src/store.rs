@@ -4,11 +4,10 @@
 //! Rooms append events, and new matches are created, through one writer task that commits
 //! everything waiting in a single transaction (group commit): each waits for its commit before
 //! anyone is told, but many share one trip to the disk. A batch is one trip to the database:
-//! one statement per table, each taking all the batch's rows at once (SQLite reads them from a
-//! JSON array with `json_each`, PostgreSQL from arrays with UNNEST), on a connection of the
-//! writer's own, so that the text is prepared once whatever the batch's size. A batch that
-//! fails is written again one piece at a time, so that one room's bad append fails only that
-//! room.
+//! one statement per table, each taking all the batch's rows at once (SQLite reads them as rows
+//! of `VALUES`, PostgreSQL from arrays with UNNEST), on a connection of the writer's own, so
+//! that the text is prepared once whatever the batch's size. A batch that fails is written
+//! again one piece at a time, so that one room's bad append fails only that room.
 
 use std::collections::HashSet;
 use std::str::FromStr;
@@ -41,6 +40,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (10, include_str!("../migrations/0010_chat.sql")),
     (11, include_str!("../migrations/0011_room_leases.sql")),
     (12, include_str!("../migrations/0012_lease_handover.sql")),
+    (
+        13,
+        include_str!("../migrations/0013_events_key_checked_by_the_writer.sql"),
+    ),
 ];
 
 /// Writes waiting for the writer; a full queue makes rooms wait (never drops an event).
@@ -442,7 +445,7 @@ impl Store {
                 tokio::spawn(write_loop(writer, queue, alive_key.clone()));
             }
             Db::Postgres(pool) => {
-                let conn = pool.acquire().await?;
+                let conn = postgres_writer_connection(pool).await?;
                 tokio::spawn(write_loop(
                     Writer::Postgres(pool.clone(), Some(conn), fences.clone()),
                     queue,
@@ -1699,7 +1702,9 @@ fn sqlite_rows(columns: usize) -> String {
 }
 
 /// The text of a batch of `matches`, `events`, `finished` and `chat` statements (not rows), in
-/// one transaction; padding rows are all NULL and skipped.
+/// one transaction; padding rows are all NULL and skipped. Each event's match is looked up as
+/// it is inserted: one that does not exist gives NULL, which `match_id` refuses, and the batch
+/// fails (the same on PostgreSQL).
 fn sqlite_batch(matches: usize, events: usize, finished: usize, chat: usize) -> String {
     let mut sql = String::from("BEGIN IMMEDIATE;\n");
     for _ in 0..matches {
@@ -1711,7 +1716,9 @@ fn sqlite_batch(matches: usize, events: usize, finished: usize, chat: usize) -> 
     }
     for _ in 0..events {
         sql.push_str(&format!(
-            "INSERT INTO events (match_id, seq, at_ms, frame) SELECT * FROM (VALUES {}) \
+            "INSERT INTO events (match_id, seq, at_ms, frame) \
+             SELECT (SELECT m.id FROM matches m WHERE m.id = column1), column2, column3, column4 \
+             FROM (VALUES {}) \
              WHERE column1 IS NOT NULL;\n",
             sqlite_rows(4)
         ));
@@ -1738,7 +1745,8 @@ fn sqlite_batch(matches: usize, events: usize, finished: usize, chat: usize) -> 
 /// fenced batch (a cluster's node, see [`Fences`]) first locks the fences of its matches and
 /// writes nothing unless each stands at the node's epoch: `$fence` is that part, `$go` the
 /// condition every write is under, `$last` what the statement answers (the matches whose
-/// fence did not stand).
+/// fence did not stand). Each event's match is looked up as it is inserted, as on SQLite (see
+/// [`sqlite_batch`]).
 macro_rules! postgres_batch {
     (fence: $fence:expr, go: $go:expr, and_go: $and_go:expr, chat: $chat:expr, last: $last:expr) => {
         concat!(
@@ -1748,7 +1756,9 @@ macro_rules! postgres_batch {
         AS t(id, created_ms, spec)", $go, "
 ), new_events AS (
     INSERT INTO events (match_id, seq, at_ms, frame)
-    SELECT * FROM UNNEST($4::text[], $5::bigint[], $6::bigint[], $7::text[]) AS t", $go, "
+    SELECT (SELECT m.id FROM matches m WHERE m.id = t.match_id), t.seq, t.at_ms, t.frame
+    FROM UNNEST($4::text[], $5::bigint[], $6::bigint[], $7::text[])
+        AS t(match_id, seq, at_ms, frame)", $go, "
 ), ended AS (
     UPDATE matches SET finished = 1, finished_ms = t.at_ms, summary = t.summary
     FROM UNNEST($8::text[], $9::bigint[], $10::text[]) AS t(id, at_ms, summary)
@@ -1878,6 +1888,23 @@ async fn commit_sqlite(
         let _ = sqlx::query("ROLLBACK").execute(&mut **conn).await;
     }
     outcome.map(|_| ())
+}
+
+/// The writer's connection to PostgreSQL. Its batches are run with a generic plan, made once:
+/// left to choose, PostgreSQL planned the batch statement again for every commit, a fifth of
+/// the database's time for each (docs/performance.md).
+async fn postgres_writer_connection(
+    pool: &PgPool,
+) -> Result<PoolConnection<Postgres>, sqlx::Error> {
+    let mut conn = pool.acquire().await?;
+    // PostgreSQL 12 and later; an older one plans each batch, as before.
+    if let Err(e) = sqlx::query("SET plan_cache_mode = force_generic_plan")
+        .execute(&mut *conn)
+        .await
+    {
+        tracing::warn!(error = %e, "the store's writer plans every batch");
+    }
+    Ok(conn)
 }
 
 async fn commit_postgres(
@@ -2015,7 +2042,7 @@ impl Writer {
             Writer::Postgres(pool, conn, fences) => {
                 if conn.is_none() {
                     *conn = Some(
-                        pool.acquire()
+                        postgres_writer_connection(pool)
                             .await
                             .map_err(|e| CommitError::Failed(e.to_string()))?,
                     );
@@ -2410,12 +2437,21 @@ pub(crate) mod tests {
             assert!(bad_result.is_err());
             assert_eq!(store.load(&good).await.unwrap().unwrap().frames.len(), 5);
             assert_eq!(store.load(&bad).await.unwrap().unwrap().frames.len(), 2);
-            // Events of a match that does not exist are refused, and change nothing.
-            assert!(store
-                .append("no-such-match", events(1, 1), None)
-                .await
-                .is_err());
+            refuses_events_of_no_match(&store).await;
         }
+    }
+
+    /// Events of a match that does not exist are refused, and change nothing.
+    async fn refuses_events_of_no_match(store: &Store) {
+        assert!(store
+            .append("no-such-match", events(1, 1), None)
+            .await
+            .is_err());
+        assert!(store
+            .frames("no-such-match", 1, 10, 10)
+            .await
+            .unwrap()
+            .is_empty());
     }
 
     #[tokio::test]
@@ -2679,6 +2715,71 @@ pub(crate) mod tests {
             .await
             .unwrap();
         (file, store)
+    }
+
+    /// A database of the schema before the events' foreign key was dropped, holding a match
+    /// with three events: `(url, match id)`, for each database the tests have.
+    async fn databases_of_version_12() -> Vec<(String, String)> {
+        let dir = std::env::temp_dir().join(format!("hakem-store-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join(format!("{}.db", crate::tokens::new_id()));
+        let mut urls = vec![format!("sqlite://{}?mode=rwc", file.display())];
+        urls.extend(fresh_postgres().await);
+        let mut out = Vec::new();
+        for url in urls {
+            let id = crate::tokens::new_id();
+            let db = match url.starts_with("postgres") {
+                true => Db::Postgres(PgPool::connect(&url).await.unwrap()),
+                false => Db::Sqlite(SqlitePool::connect(&url).await.unwrap()),
+            };
+            let spec = serde_json::to_string(&spec()).unwrap();
+            let steps = [
+                "CREATE TABLE hakem_migrations (version BIGINT PRIMARY KEY)".to_string(),
+                format!(
+                    "INSERT INTO matches (id, created_ms, spec, finished) VALUES ('{id}', 5, '{spec}', 0)"
+                ),
+                format!(
+                    "INSERT INTO events (match_id, seq, at_ms, frame) VALUES \
+                     ('{id}', 1, 7, '{{\"seq\":1}}'), ('{id}', 2, 7, '{{\"seq\":2}}'), \
+                     ('{id}', 3, 8, '{{\"seq\":3}}')"
+                ),
+            ];
+            on_db!(&db, pool => {
+                sqlx::raw_sql(&steps[0]).execute(pool).await.unwrap();
+                for (version, sql) in &MIGRATIONS[..12] {
+                    sqlx::raw_sql(sql).execute(pool).await.unwrap();
+                    sqlx::query(&sql_for(&db, "INSERT INTO hakem_migrations VALUES ($1)"))
+                        .bind(version)
+                        .execute(pool)
+                        .await
+                        .unwrap();
+                }
+                sqlx::raw_sql(&steps[1]).execute(pool).await.unwrap();
+                sqlx::raw_sql(&steps[2]).execute(pool).await.unwrap();
+                pool.close().await;
+            });
+            out.push((url, id));
+        }
+        out
+    }
+
+    #[tokio::test]
+    async fn the_events_keep_through_the_migration_that_drops_their_foreign_key() {
+        for (url, id) in databases_of_version_12().await {
+            let store = Store::open(&url).await.unwrap();
+            let stored = store.load(&id).await.unwrap().unwrap();
+            assert_eq!(
+                stored.frames,
+                [r#"{"seq":1}"#, r#"{"seq":2}"#, r#"{"seq":3}"#],
+                "{url}"
+            );
+            // The key (match, seq) still holds; new events follow the old ones.
+            assert!(store.append(&id, events(3, 1), None).await.is_err());
+            store.append(&id, events(4, 2), None).await.unwrap();
+            assert_eq!(store.load(&id).await.unwrap().unwrap().frames.len(), 5);
+            // Without the key, the writer's lookup refuses them.
+            refuses_events_of_no_match(&store).await;
+        }
     }
 
     #[test]
