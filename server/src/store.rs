@@ -1746,7 +1746,10 @@ fn sqlite_batch(matches: usize, events: usize, finished: usize, chat: usize) -> 
 /// writes nothing unless each stands at the node's epoch: `$fence` is that part, `$go` the
 /// condition every write is under, `$last` what the statement answers (the matches whose
 /// fence did not stand). Each event's match is looked up as it is inserted, as on SQLite (see
-/// [`sqlite_batch`]).
+/// [`sqlite_batch`]); unlike SQLite's, the lookup does not see a match created in the same
+/// batch (the statement reads one snapshot), and such a batch would be written again one write
+/// at a time, in order. A room appends only once its match's creation is committed, so it
+/// does not arise.
 macro_rules! postgres_batch {
     (fence: $fence:expr, go: $go:expr, and_go: $and_go:expr, chat: $chat:expr, last: $last:expr) => {
         concat!(
