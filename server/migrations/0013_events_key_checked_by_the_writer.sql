@@ -2,7 +2,9 @@
 -- NULL, which `match_id` refuses), no longer checked by a foreign key: on PostgreSQL the key's
 -- check locked the match's row for every event, and with it took a fifth of the database's
 -- time for each commit (docs/performance.md). Matches are never deleted, so nothing else
--- needed the key. The same text runs on SQLite, which cannot drop a constraint in place.
+-- needed the key. SQLite cannot drop a constraint in place, so the table is copied (one server
+-- at a time holds the database's write lock); PostgreSQL drops it in place (the text beside
+-- this one).
 CREATE TABLE events_checked (
     match_id TEXT NOT NULL,
     seq BIGINT NOT NULL,
