@@ -1498,6 +1498,11 @@ impl Store {
 }
 
 async fn migrate(db: &Db) -> Result<(), StoreError> {
+    migrate_to(db, i64::MAX).await
+}
+
+/// [`migrate`], up to schema version `last` (tests build a database of an older schema).
+async fn migrate_to(db: &Db, last: i64) -> Result<(), StoreError> {
     // Nodes of a cluster starting together migrate one at a time (a lock for the length of
     // each transaction; SQLite's writer lock does the same for a file).
     const LOCK: &str = "SELECT pg_advisory_xact_lock(720311)";
@@ -1511,7 +1516,7 @@ async fn migrate(db: &Db) -> Result<(), StoreError> {
             .await?;
         tx.commit().await?;
     });
-    for (version, sql) in MIGRATIONS {
+    for (version, sql) in MIGRATIONS.iter().filter(|(version, _)| *version <= last) {
         let check = sql_for(
             db,
             "SELECT COUNT(*) FROM hakem_migrations WHERE version = $1",
@@ -2723,10 +2728,15 @@ pub(crate) mod tests {
     }
 
     /// A store in a fresh SQLite file, and the file.
-    pub(crate) async fn sqlite_store() -> (std::path::PathBuf, Store) {
+    /// A new file name for a SQLite database of a test.
+    fn fresh_sqlite_file() -> std::path::PathBuf {
         let dir = std::env::temp_dir().join(format!("hakem-store-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let file = dir.join(format!("{}.db", crate::tokens::new_id()));
+        dir.join(format!("{}.db", crate::tokens::new_id()))
+    }
+
+    pub(crate) async fn sqlite_store() -> (std::path::PathBuf, Store) {
+        let file = fresh_sqlite_file();
         let store = Store::open(&format!("sqlite://{}", file.display()))
             .await
             .unwrap();
@@ -2736,10 +2746,10 @@ pub(crate) mod tests {
     /// A database of the schema before the events' foreign key was dropped, holding a match
     /// with three events: `(url, match id)`, for each database the tests have.
     async fn databases_of_version_12() -> Vec<(String, String)> {
-        let dir = std::env::temp_dir().join(format!("hakem-store-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let file = dir.join(format!("{}.db", crate::tokens::new_id()));
-        let mut urls = vec![format!("sqlite://{}?mode=rwc", file.display())];
+        let mut urls = vec![format!(
+            "sqlite://{}?mode=rwc",
+            fresh_sqlite_file().display()
+        )];
         urls.extend(fresh_postgres().await);
         let mut out = Vec::new();
         for url in urls {
@@ -2748,30 +2758,16 @@ pub(crate) mod tests {
                 true => Db::Postgres(PgPool::connect(&url).await.unwrap()),
                 false => Db::Sqlite(SqlitePool::connect(&url).await.unwrap()),
             };
+            migrate_to(&db, 12).await.unwrap();
             let spec = serde_json::to_string(&spec()).unwrap();
-            let steps = [
-                "CREATE TABLE hakem_migrations (version BIGINT PRIMARY KEY)".to_string(),
-                format!(
-                    "INSERT INTO matches (id, created_ms, spec, finished) VALUES ('{id}', 5, '{spec}', 0)"
-                ),
-                format!(
-                    "INSERT INTO events (match_id, seq, at_ms, frame) VALUES \
-                     ('{id}', 1, 7, '{{\"seq\":1}}'), ('{id}', 2, 7, '{{\"seq\":2}}'), \
-                     ('{id}', 3, 8, '{{\"seq\":3}}')"
-                ),
-            ];
+            let rows = format!(
+                "INSERT INTO matches (id, created_ms, spec, finished) VALUES ('{id}', 5, '{spec}', 0);
+                 INSERT INTO events (match_id, seq, at_ms, frame) VALUES \
+                 ('{id}', 1, 7, '{{\"seq\":1}}'), ('{id}', 2, 7, '{{\"seq\":2}}'), \
+                 ('{id}', 3, 8, '{{\"seq\":3}}')"
+            );
             on_db!(&db, pool => {
-                sqlx::raw_sql(&steps[0]).execute(pool).await.unwrap();
-                for (version, sql) in &MIGRATIONS[..12] {
-                    sqlx::raw_sql(sql).execute(pool).await.unwrap();
-                    sqlx::query(&sql_for(&db, "INSERT INTO hakem_migrations VALUES ($1)"))
-                        .bind(version)
-                        .execute(pool)
-                        .await
-                        .unwrap();
-                }
-                sqlx::raw_sql(&steps[1]).execute(pool).await.unwrap();
-                sqlx::raw_sql(&steps[2]).execute(pool).await.unwrap();
+                sqlx::raw_sql(&rows).execute(pool).await.unwrap();
                 pool.close().await;
             });
             out.push((url, id));
@@ -2802,8 +2798,7 @@ pub(crate) mod tests {
                 sqlx::raw_sql(&orphan).execute(pool).await.unwrap();
             });
             // ...and the writer's lookup refuses such events.
-            assert!(store.append("ghost-2", events(1, 1), None).await.is_err());
-            assert!(store.frames("ghost-2", 1, 10, 10).await.unwrap().is_empty());
+            refuses_events_of_no_match(&store).await;
         }
     }
 
