@@ -65,6 +65,17 @@ struct Args {
         default_value_t = 60
     )]
     retire_after: u64,
+    /// On SQLite, microseconds a commit of a few writes waits, from its oldest write's
+    /// arrival, for more writes to share it: less CPU for a little more latency (0: none; at
+    /// most 5000).
+    #[arg(
+        long,
+        env = "HAKEM_COMMIT_WAIT",
+        value_name = "MICROSECONDS",
+        default_value_t = 300,
+        value_parser = clap::value_parser!(u64).range(0..=5_000)
+    )]
+    commit_wait: u64,
     /// Hours after which a match still waiting for its first set, with nobody at it, expires.
     #[arg(
         long,
@@ -240,7 +251,11 @@ async fn serve(args: Args) -> std::process::ExitCode {
         .nats
         .as_ref()
         .map(|_| args.node.clone().unwrap_or_else(host_name));
-    let store = match hakem_server::store::Store::open_node(&args.database, node.is_some()).await {
+    let settings = hakem_server::store::StoreSettings {
+        in_cluster: node.is_some(),
+        commit_wait: std::time::Duration::from_micros(args.commit_wait),
+    };
+    let store = match hakem_server::store::Store::open_with(&args.database, settings).await {
         Ok(store) => store,
         Err(e) => {
             eprintln!(

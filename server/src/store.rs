@@ -1,13 +1,15 @@
 //! Durable storage of matches and their events, in SQLite (the default, an embedded file) or
 //! PostgreSQL, with the same schema and migrations.
 //!
-//! Rooms append events, and new matches are created, through one writer task that commits
+//! Rooms append events, and new matches are created, through one writer that commits
 //! everything waiting in a single transaction (group commit): each waits for its commit before
-//! anyone is told, but many share one trip to the disk. A batch is one trip to the database:
-//! one statement per table, each taking all the batch's rows at once (SQLite reads them as rows
-//! of `VALUES`, PostgreSQL from arrays with UNNEST), on a connection of the writer's own, so
-//! that the text is prepared once whatever the batch's size. A batch that fails is written
-//! again one piece at a time, so that one room's bad append fails only that room.
+//! anyone is told, but many share one trip to the disk. A batch is one trip to the database,
+//! on a connection of the writer's own where its statements are prepared once whatever the
+//! batch's size: on PostgreSQL one statement taking the rows as arrays (UNNEST); on SQLite one
+//! statement per table taking [`SQLITE_ROWS`] rows of `VALUES` at a time, on a thread of the
+//! writer's own that calls SQLite directly (see [`spawn_sqlite_writer`]). A batch that fails is
+//! written again one piece at a time, so that one room's bad append fails only that room.
+//! Everything else (reads, accounts, tournaments) goes through a pool of connections.
 
 use std::collections::HashSet;
 use std::str::FromStr;
@@ -21,7 +23,7 @@ use sqlx::postgres::{PgPool, PgPoolOptions};
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
-use sqlx::{Postgres, Row, Sqlite};
+use sqlx::{Postgres, Row};
 use tokio::sync::{mpsc, oneshot};
 
 use hakem_protocol::{ClockConfig, HouseBot, PerSeat, RatedRound, Seat};
@@ -51,6 +53,33 @@ const POSTGRES_MIGRATIONS: &[(i64, &str)] = &[(
     13,
     include_str!("../migrations/0013_events_key_checked_by_the_writer_postgres.sql"),
 )];
+
+/// How a store is opened.
+#[derive(Debug, Clone)]
+pub struct StoreSettings {
+    /// A node of a cluster (see [`Store::open_node`]).
+    pub in_cluster: bool,
+    /// On SQLite, how long a commit of a few writes waits, from its oldest write's arrival,
+    /// for more writes to share it (zero: none). Each commit costs its flush to the disk
+    /// whatever it holds, so fewer, fuller commits cost less CPU for a little more latency
+    /// (docs/performance.md).
+    pub commit_wait: Duration,
+}
+
+/// The default of [`StoreSettings::commit_wait`].
+pub const COMMIT_WAIT: Duration = Duration::from_micros(300);
+
+/// The longest [`StoreSettings::commit_wait`] a store takes (a longer one is cut to it).
+const MAX_COMMIT_WAIT: Duration = Duration::from_millis(5);
+
+impl Default for StoreSettings {
+    fn default() -> StoreSettings {
+        StoreSettings {
+            in_cluster: false,
+            commit_wait: COMMIT_WAIT,
+        }
+    }
+}
 
 /// Writes waiting for the writer; a full queue makes rooms wait (never drops an event).
 const WRITER_QUEUE: usize = 8192;
@@ -387,6 +416,18 @@ impl Store {
     /// [`Store::record_alive_as`]); each node's rooms are charged up to when the incarnation
     /// that ran them was last alive.
     pub async fn open_node(url: &str, in_cluster: bool) -> Result<Store, StoreError> {
+        let settings = StoreSettings {
+            in_cluster,
+            ..StoreSettings::default()
+        };
+        Store::open_with(url, settings).await
+    }
+
+    /// [`Store::open`] with `settings`.
+    pub async fn open_with(url: &str, settings: StoreSettings) -> Result<Store, StoreError> {
+        let in_cluster = settings.in_cluster;
+        // The file the SQLite writer opens on its own thread (see `spawn_sqlite_writer`).
+        let mut sqlite_file = None;
         let db = if url.starts_with("postgres://") || url.starts_with("postgresql://") {
             let pool = PgPoolOptions::new()
                 .max_connections(8)
@@ -414,6 +455,14 @@ impl Store {
                 // A page cache of 1 MiB per connection (SQLite's default is 2): the index
                 // pages the writer needs fit, and an idle server stays small.
                 .pragma("cache_size", "-1024");
+            // The writer has a connection of its own to the file, outside this pool: an
+            // in-memory database would be another one for it.
+            if url.contains(":memory:") || url.contains("mode=memory") {
+                return Err(StoreError(format!(
+                    "{url:?} is an in-memory database, which keeps nothing; use sqlite://FILE"
+                )));
+            }
+            sqlite_file = Some(options.get_filename().to_path_buf());
             // Readers' connections (and their page caches) close when they have been idle.
             let pool = SqlitePoolOptions::new()
                 .max_connections(4)
@@ -440,15 +489,16 @@ impl Store {
         let (writer, queue) = mpsc::channel(WRITER_QUEUE);
         let fences: Arc<OnceLock<Fences>> = Arc::default();
         match &db {
-            Db::Sqlite(pool) => {
-                let conn = pool.acquire().await?;
-                let writer = Writer::Sqlite(
-                    pool.clone(),
-                    Some(conn),
-                    Texts::new(),
-                    Checkpoint::default(),
-                );
-                tokio::spawn(write_loop(writer, queue, alive_key.clone()));
+            Db::Sqlite(_) => {
+                let file = sqlite_file.clone().expect("a SQLite file");
+                let writer = SqliteWriter::open(file, settings.commit_wait.min(MAX_COMMIT_WAIT))
+                    .map_err(|e| StoreError(format!("cannot open the SQLite writer: {e}")))?;
+                spawn_sqlite_writer(write_loop(
+                    Writer::Sqlite(Box::new(writer)),
+                    queue,
+                    alive_key.clone(),
+                ))
+                .map_err(|e| StoreError(format!("cannot start the SQLite writer: {e}")))?;
             }
             Db::Postgres(pool) => {
                 let conn = postgres_writer_connection(pool).await?;
@@ -1552,12 +1602,7 @@ async fn migrate_to(db: &Db, last: i64) -> Result<(), StoreError> {
 
 /// The writer's own connection: its statements stay prepared on it.
 enum Writer {
-    Sqlite(
-        SqlitePool,
-        Option<PoolConnection<Sqlite>>,
-        Texts,
-        Checkpoint,
-    ),
+    Sqlite(Box<SqliteWriter>),
     Postgres(
         PgPool,
         Option<PoolConnection<Postgres>>,
@@ -1708,55 +1753,200 @@ impl<'a> Rows<'a> {
 }
 
 /// Rows per SQLite statement: a batch's rows go in statements of this many, the last one
-/// padded with NULL rows that are skipped, so that a batch's text depends only on how many
-/// statements it needs (a handful of texts, each prepared once), not on its exact size.
+/// padded with NULL rows that are skipped, so that each table has one statement, prepared once
+/// whatever the batch's size.
 const SQLITE_ROWS: usize = 8;
 
-/// `(?, ?, ...), ...`: the rows of a statement. The parameters are anonymous: sqlx binds a
-/// query's arguments to the statements of its text one after another.
+/// `(?, ?, ...), ...`: the rows of a statement.
 fn sqlite_rows(columns: usize) -> String {
     let row = format!("({})", vec!["?"; columns].join(","));
     vec![row; SQLITE_ROWS].join(",")
 }
 
-/// The text of a batch of `matches`, `events`, `finished` and `chat` statements (not rows), in
-/// one transaction; padding rows are all NULL and skipped. Each event's match is looked up as
-/// it is inserted: one that does not exist gives NULL, which `match_id` refuses, and the batch
-/// fails (the same on PostgreSQL).
-fn sqlite_batch(matches: usize, events: usize, finished: usize, chat: usize) -> String {
-    let mut sql = String::from("BEGIN IMMEDIATE;\n");
-    for _ in 0..matches {
-        sql.push_str(&format!(
-            "INSERT INTO matches (id, created_ms, spec, finished) SELECT * FROM (VALUES {}) \
-             WHERE column1 IS NOT NULL;\n",
-            sqlite_rows(4)
-        ));
+/// The texts of the SQLite writer's statements, one per table, each of [`SQLITE_ROWS`] rows;
+/// padding rows are all NULL and skipped. Each event's match is looked up as it is inserted:
+/// one that does not exist gives NULL, which `match_id` refuses, and the batch fails (the same
+/// on PostgreSQL).
+struct SqliteTexts {
+    matches: String,
+    events: String,
+    finished: String,
+    chat: String,
+}
+
+impl SqliteTexts {
+    fn new() -> SqliteTexts {
+        SqliteTexts {
+            matches: format!(
+                "INSERT INTO matches (id, created_ms, spec, finished) SELECT * FROM (VALUES {}) \
+                 WHERE column1 IS NOT NULL",
+                sqlite_rows(4)
+            ),
+            events: format!(
+                "INSERT INTO events (match_id, seq, at_ms, frame) \
+                 SELECT (SELECT m.id FROM matches m WHERE m.id = column1), column2, column3, \
+                 column4 FROM (VALUES {}) WHERE column1 IS NOT NULL",
+                sqlite_rows(4)
+            ),
+            finished: format!(
+                "UPDATE matches SET finished = 1, finished_ms = v.column2, summary = v.column3 \
+                 FROM (VALUES {}) AS v WHERE matches.id = v.column1",
+                sqlite_rows(3)
+            ),
+            chat: format!(
+                "INSERT INTO chat_messages (match_id, channel, n, author, role, account, text, \
+                 at_ms) SELECT * FROM (VALUES {}) WHERE column1 IS NOT NULL",
+                sqlite_rows(8)
+            ),
+        }
     }
-    for _ in 0..events {
-        sql.push_str(&format!(
-            "INSERT INTO events (match_id, seq, at_ms, frame) \
-             SELECT (SELECT m.id FROM matches m WHERE m.id = column1), column2, column3, column4 \
-             FROM (VALUES {}) \
-             WHERE column1 IS NOT NULL;\n",
-            sqlite_rows(4)
-        ));
+}
+
+/// Runs `sql`, a statement of [`SQLITE_ROWS`] rows of `N` values, over `rows`: as many times
+/// as they fill it, the last time padded with NULL rows.
+fn run_padded<const N: usize>(
+    tx: &rusqlite::Transaction<'_>,
+    sql: &str,
+    rows: &[[&dyn rusqlite::ToSql; N]],
+) -> rusqlite::Result<()> {
+    if rows.is_empty() {
+        return Ok(());
     }
-    for _ in 0..finished {
-        sql.push_str(&format!(
-            "UPDATE matches SET finished = 1, finished_ms = v.column2, summary = v.column3 \
-             FROM (VALUES {}) AS v WHERE matches.id = v.column1;\n",
-            sqlite_rows(3)
-        ));
+    let mut statement = tx.prepare_cached(sql)?;
+    for chunk in rows.chunks(SQLITE_ROWS) {
+        for i in 0..SQLITE_ROWS {
+            for column in 0..N {
+                let index = i * N + column + 1;
+                match chunk.get(i) {
+                    Some(row) => statement.raw_bind_parameter(index, row[column])?,
+                    None => statement.raw_bind_parameter(index, rusqlite::types::Null)?,
+                }
+            }
+        }
+        statement.raw_execute()?;
     }
-    for _ in 0..chat {
-        sql.push_str(&format!(
-            "INSERT INTO chat_messages (match_id, channel, n, author, role, account, text, at_ms) \
-             SELECT * FROM (VALUES {}) WHERE column1 IS NOT NULL;\n",
-            sqlite_rows(8)
-        ));
+    Ok(())
+}
+
+/// Commits `rows` in one transaction: each table's rows through its one statement.
+fn commit_sqlite(
+    conn: &mut rusqlite::Connection,
+    texts: &SqliteTexts,
+    rows: &Rows<'_>,
+) -> rusqlite::Result<()> {
+    use rusqlite::ToSql;
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    let matches: Vec<[&dyn ToSql; 4]> = rows
+        .matches
+        .iter()
+        .map(|(id, created_ms, spec)| -> [&dyn ToSql; 4] { [id, created_ms, spec, &0i64] })
+        .collect();
+    run_padded(&tx, &texts.matches, &matches)?;
+    let events: Vec<[&dyn ToSql; 4]> = rows
+        .events
+        .iter()
+        .map(|(id, seq, at_ms, frame)| -> [&dyn ToSql; 4] { [id, seq, at_ms, frame] })
+        .collect();
+    run_padded(&tx, &texts.events, &events)?;
+    let finished: Vec<[&dyn ToSql; 3]> = rows
+        .finished
+        .iter()
+        .map(|(id, at_ms, summary)| -> [&dyn ToSql; 3] { [id, at_ms, summary] })
+        .collect();
+    run_padded(&tx, &texts.finished, &finished)?;
+    let chat: Vec<[&dyn ToSql; 8]> = rows
+        .chat
+        .iter()
+        .map(|row| -> [&dyn ToSql; 8] {
+            [
+                &row.match_id,
+                &row.channel,
+                &row.n,
+                &row.author,
+                &row.role,
+                &row.account,
+                &row.text,
+                &row.at_ms,
+            ]
+        })
+        .collect();
+    run_padded(&tx, &texts.chat, &chat)?;
+    // Dropped without this, the transaction is rolled back: a failed batch leaves nothing.
+    tx.commit()
+}
+
+/// A connection to the SQLite file with the settings of every connection of the server's (see
+/// [`Store::open_node`]).
+fn sqlite_connection(path: &std::path::Path) -> rusqlite::Result<rusqlite::Connection> {
+    use rusqlite::OpenFlags;
+    let conn = rusqlite::Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    conn.busy_timeout(Duration::from_secs(10))?;
+    conn.execute_batch(&format!(
+        "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA wal_autocheckpoint = 0; \
+         PRAGMA journal_size_limit = {WAL_LIMIT_BYTES}; PRAGMA cache_size = -1024;"
+    ))?;
+    Ok(conn)
+}
+
+/// Whether a connection that failed with `e` is better opened again (the file or the disk
+/// failed it), rather than kept (a constraint refused a write).
+fn sqlite_broken(e: &rusqlite::Error) -> bool {
+    use rusqlite::ErrorCode;
+    matches!(
+        e.sqlite_error_code(),
+        Some(ErrorCode::SystemIoFailure | ErrorCode::CannotOpen | ErrorCode::NotADatabase)
+    )
+}
+
+/// SQLite's writer: a connection of its own to the database file, used only on the writer's
+/// own thread (see [`spawn_sqlite_writer`]), its statements, and the copy of its WAL.
+struct SqliteWriter {
+    path: std::path::PathBuf,
+    conn: Option<rusqlite::Connection>,
+    texts: SqliteTexts,
+    checkpoint: Checkpoint,
+    /// See [`StoreSettings::commit_wait`].
+    commit_wait: Duration,
+}
+
+impl SqliteWriter {
+    fn open(path: std::path::PathBuf, commit_wait: Duration) -> rusqlite::Result<SqliteWriter> {
+        let conn = sqlite_connection(&path)?;
+        Ok(SqliteWriter {
+            path,
+            conn: Some(conn),
+            texts: SqliteTexts::new(),
+            checkpoint: Checkpoint::default(),
+            commit_wait,
+        })
     }
-    sql.push_str("COMMIT;");
-    sql
+
+    /// The connection, opened again if the last one broke.
+    fn connection(&mut self) -> rusqlite::Result<&mut rusqlite::Connection> {
+        if self.conn.is_none() {
+            self.conn = Some(sqlite_connection(&self.path)?);
+        }
+        Ok(self.conn.as_mut().expect("connection just opened"))
+    }
+
+    fn commit(&mut self, rows: &Rows<'_>) -> rusqlite::Result<()> {
+        self.checkpoint.rows_since += rows.matches.len() + rows.events.len() + rows.chat.len();
+        let texts = &self.texts;
+        let conn = match self.conn.as_mut() {
+            Some(conn) => conn,
+            None => self.conn.insert(sqlite_connection(&self.path)?),
+        };
+        let outcome = commit_sqlite(conn, texts, rows);
+        if let Err(e) = &outcome {
+            if sqlite_broken(e) {
+                self.conn = None;
+            }
+        }
+        outcome
+    }
 }
 
 /// The statements every PostgreSQL batch runs, as common table expressions (see below). A
@@ -1837,79 +2027,6 @@ const POSTGRES_BATCH_WITH_CHAT: &str = postgres_batch!(chat: chat_rows!(""));
 const POSTGRES_FENCED_BATCH: &str = postgres_batch!(fenced, "11", "12", chat: "");
 const POSTGRES_FENCED_BATCH_WITH_CHAT: &str =
     postgres_batch!(fenced, "19", "20", chat: chat_rows!(" WHERE (SELECT go FROM ok)"));
-
-/// Statements of a batch kept prepared at most (each is `SQLITE_ROWS` rows of one table).
-const KEPT_STATEMENTS: usize = 8;
-
-/// The texts of the batches written so far, by their numbers of statements.
-type Texts = std::collections::HashMap<(usize, usize, usize, usize), String>;
-
-async fn commit_sqlite(
-    conn: &mut PoolConnection<Sqlite>,
-    texts: &mut Texts,
-    rows: &Rows<'_>,
-) -> Result<(), sqlx::Error> {
-    let statements = |n: usize| n.div_ceil(SQLITE_ROWS);
-    let shape = (
-        statements(rows.matches.len()),
-        statements(rows.events.len()),
-        statements(rows.finished.len()),
-        statements(rows.chat.len()),
-    );
-    // The common small batches stay prepared on the connection; a large one (a burst, such as
-    // many matches created at once) is prepared for its one use, so that its compiled
-    // statements do not stay in SQLite's memory.
-    let kept = shape.0 + shape.1 + shape.2 + shape.3 <= KEPT_STATEMENTS;
-    let once;
-    let sql = if kept {
-        texts
-            .entry(shape)
-            .or_insert_with(|| sqlite_batch(shape.0, shape.1, shape.2, shape.3))
-    } else {
-        once = sqlite_batch(shape.0, shape.1, shape.2, shape.3);
-        &once
-    };
-    let mut query = sqlx::query(sql.as_str()).persistent(kept);
-    let pad = |n: usize| statements(n) * SQLITE_ROWS - n;
-    for (id, created_ms, spec) in &rows.matches {
-        query = query.bind(*id).bind(*created_ms).bind(*spec).bind(0i64);
-    }
-    for _ in 0..pad(rows.matches.len()) * 4 {
-        query = query.bind(None::<String>);
-    }
-    for (id, seq, at_ms, frame) in &rows.events {
-        query = query.bind(*id).bind(*seq).bind(*at_ms).bind(*frame);
-    }
-    for _ in 0..pad(rows.events.len()) * 4 {
-        query = query.bind(None::<String>);
-    }
-    for (id, at_ms, summary) in &rows.finished {
-        query = query.bind(*id).bind(*at_ms).bind(*summary);
-    }
-    for _ in 0..pad(rows.finished.len()) * 3 {
-        query = query.bind(None::<String>);
-    }
-    for row in &rows.chat {
-        query = query
-            .bind(row.match_id)
-            .bind(row.channel)
-            .bind(row.n)
-            .bind(row.author)
-            .bind(row.role)
-            .bind(row.account)
-            .bind(row.text)
-            .bind(row.at_ms);
-    }
-    for _ in 0..pad(rows.chat.len()) * 8 {
-        query = query.bind(None::<String>);
-    }
-    let outcome = query.execute(&mut **conn).await;
-    if outcome.is_err() {
-        // The batch stopped inside its transaction: end it.
-        let _ = sqlx::query("ROLLBACK").execute(&mut **conn).await;
-    }
-    outcome.map(|_| ())
-}
 
 /// The writer's connection to PostgreSQL. Its batches are run with a generic plan, made once:
 /// left to choose, PostgreSQL planned the batch statement again for every commit, a fifth of
@@ -2044,22 +2161,7 @@ impl Writer {
     async fn commit(&mut self, writes: &[&Write]) -> Result<(), CommitError> {
         let rows = Rows::of(writes.iter().copied());
         let outcome = match self {
-            Writer::Sqlite(pool, conn, texts, checkpoint) => {
-                checkpoint.rows_since += rows.matches.len() + rows.events.len() + rows.chat.len();
-                if conn.is_none() {
-                    *conn = Some(
-                        pool.acquire()
-                            .await
-                            .map_err(|e| CommitError::Failed(e.to_string()))?,
-                    );
-                }
-                let c = conn.as_mut().expect("connection just acquired");
-                let outcome = commit_sqlite(c, texts, &rows).await;
-                if matches!(outcome, Err(sqlx::Error::Io(_))) {
-                    *conn = None;
-                }
-                outcome
-            }
+            Writer::Sqlite(writer) => writer.commit(&rows),
             Writer::Postgres(pool, conn, fences) => {
                 if conn.is_none() {
                     *conn = Some(
@@ -2089,15 +2191,40 @@ impl Writer {
     }
 }
 
+impl Writer {
+    /// How long a small batch waits for more writes: SQLite's writer only, on its own thread
+    /// (PostgreSQL's runs among the rooms, which it must not hold up).
+    fn commit_wait(&self) -> Option<Duration> {
+        match self {
+            Writer::Sqlite(writer) if !writer.commit_wait.is_zero() => Some(writer.commit_wait),
+            _ => None,
+        }
+    }
+}
+
 /// Passes of the bulk copy: each copies what the one before left.
 const CHECKPOINT_PASSES: usize = 2;
 
 impl Writer {
-    /// Starts the bulk copy of the WAL when it is due, and takes the writer's own last step
-    /// of a copy when that is due and `idle` (no write waiting).
-    async fn checkpoint(&mut self, idle: bool) {
+    /// Starts the bulk copy of SQLite's WAL when it is due, and takes the writer's own last
+    /// step of a copy when that is due and `idle` (no write waiting).
+    fn checkpoint(&mut self, idle: bool) {
+        if let Writer::Sqlite(writer) = self {
+            writer.checkpoint(idle);
+        }
+    }
+}
+
+/// Copies what SQLite's WAL holds back into the database, as far as no reader holds it up.
+fn wal_checkpoint(conn: &rusqlite::Connection) -> rusqlite::Result<()> {
+    conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))
+}
+
+impl SqliteWriter {
+    /// See [`Writer::checkpoint`].
+    fn checkpoint(&mut self, idle: bool) {
         use std::sync::atomic::Ordering;
-        let Writer::Sqlite(pool, Some(conn), _, checkpoint) = self else {
+        let (Some(conn), checkpoint) = (&self.conn, &mut self.checkpoint) else {
             return;
         };
         if checkpoint.stage == CopyStage::Bulk && checkpoint.done.swap(false, Ordering::AcqRel) {
@@ -2109,10 +2236,7 @@ impl Writer {
             CopyStage::Last => {
                 checkpoint.stage = CopyStage::Waiting;
                 let started = Instant::now();
-                if let Err(e) = sqlx::query("PRAGMA wal_checkpoint(PASSIVE)")
-                    .execute(&mut **conn)
-                    .await
-                {
+                if let Err(e) = wal_checkpoint(conn) {
                     tracing::warn!(error = %e, "WAL checkpoint failed");
                 }
                 metrics::histogram!("hakem_store_checkpoint_seconds")
@@ -2126,19 +2250,29 @@ impl Writer {
         }
         checkpoint.stage = CopyStage::Bulk;
         checkpoint.rows_since = 0;
-        let (pool, done) = (pool.clone(), checkpoint.done.clone());
-        tokio::spawn(async move {
-            for _ in 0..CHECKPOINT_PASSES {
-                if let Err(e) = sqlx::query("PRAGMA wal_checkpoint(PASSIVE)")
-                    .execute(&pool)
-                    .await
-                {
-                    tracing::warn!(error = %e, "WAL checkpoint failed");
-                    break;
+        let (path, done) = (self.path.clone(), checkpoint.done.clone());
+        // On a connection and a thread of its own, so that the writer goes on committing.
+        let copy = move || {
+            match sqlite_connection(&path) {
+                Ok(conn) => {
+                    for _ in 0..CHECKPOINT_PASSES {
+                        if let Err(e) = wal_checkpoint(&conn) {
+                            tracing::warn!(error = %e, "WAL checkpoint failed");
+                            break;
+                        }
+                    }
                 }
+                Err(e) => tracing::warn!(error = %e, "WAL checkpoint failed"),
             }
             done.store(true, Ordering::Release);
-        });
+        };
+        if let Err(e) = std::thread::Builder::new()
+            .name("hakem-wal-copy".into())
+            .spawn(copy)
+        {
+            tracing::warn!(error = %e, "WAL checkpoint not started");
+            checkpoint.done.store(true, Ordering::Release);
+        }
     }
 }
 
@@ -2172,19 +2306,15 @@ impl Writer {
                            ON CONFLICT (key) DO UPDATE SET value = excluded.value";
         let now = crate::wall_clock_ms().to_string();
         let outcome = match self {
-            Writer::Sqlite(pool, conn, ..) => {
-                if conn.is_none() {
-                    *conn = pool.acquire().await.ok();
-                }
-                let Some(c) = conn.as_mut() else { return };
-                // SQLite reads `?1` where PostgreSQL reads `$1` (see `sql_for`).
-                sqlx::query(&SQL.replace('$', "?"))
-                    .bind(key)
-                    .bind(now)
-                    .execute(&mut **c)
-                    .await
-                    .map(|_| ())
-            }
+            Writer::Sqlite(writer) => writer
+                .connection()
+                .and_then(|c| {
+                    // SQLite reads `?1` where PostgreSQL reads `$1` (see `sql_for`).
+                    c.prepare_cached(&SQL.replace('$', "?"))?
+                        .execute((key, &now))
+                        .map(|_| ())
+                })
+                .map_err(|e| e.to_string()),
             Writer::Postgres(pool, conn, _) => {
                 if conn.is_none() {
                     *conn = pool.acquire().await.ok();
@@ -2196,6 +2326,7 @@ impl Writer {
                     .execute(&mut **c)
                     .await
                     .map(|_| ())
+                    .map_err(|e| e.to_string())
             }
         };
         if let Err(e) = outcome {
@@ -2212,27 +2343,39 @@ impl Writer {
     /// Gives back the memory SQLite holds for writing (the prepared batches, the page cache):
     /// after a busy event they are megabytes the C library's heap keeps, and a quiet server
     /// has no use for them; the next batch prepares what it needs again.
-    async fn release_memory(&mut self) {
-        use sqlx::Connection;
-        let Writer::Sqlite(_, Some(conn), texts, _) = self else {
+    fn release_memory(&mut self) {
+        let Some(conn) = (match self {
+            Writer::Sqlite(writer) => writer.conn.as_mut(),
+            Writer::Postgres(..) => None,
+        }) else {
             return;
         };
-        texts.clear();
-        texts.shrink_to_fit();
-        if let Err(e) = conn.clear_cached_statements().await {
-            tracing::warn!(error = %e, "prepared statements not released");
-        }
-        if let Err(e) = sqlx::query("PRAGMA shrink_memory")
-            .persistent(false)
-            .execute(&mut **conn)
-            .await
-        {
+        conn.flush_prepared_statement_cache();
+        if let Err(e) = conn.execute_batch("PRAGMA shrink_memory") {
             tracing::warn!(error = %e, "SQLite's page cache not released");
         }
         // The C library's heap walked on a thread of its own, and not waited for: nothing
         // needs it done, and a write arriving meanwhile is committed at once.
-        drop(tokio::task::spawn_blocking(crate::memory::trim));
+        let _ = std::thread::Builder::new()
+            .name("hakem-trim".into())
+            .spawn(crate::memory::trim);
     }
+}
+
+/// Runs SQLite's writer on a thread of its own, with a runtime of its own for its queue and its
+/// timer: a commit blocks that thread (SQLite is called directly, the disk's flush included),
+/// never the one of rooms and connections, and the writer takes the next batch the moment it
+/// arrives rather than in its turn among every connection's tasks.
+fn spawn_sqlite_writer(
+    writer: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()?;
+    std::thread::Builder::new()
+        .name("hakem-store".into())
+        .spawn(move || runtime.block_on(writer))?;
+    Ok(())
 }
 
 /// Takes writes off the queue and commits each batch in one transaction, and records that the
@@ -2244,7 +2387,7 @@ async fn write_loop(mut writer: Writer, mut queue: mpsc::Receiver<Job>, alive_ke
     let mut last_batch = Instant::now();
     let mut released = true;
     loop {
-        writer.checkpoint(queue.is_empty()).await;
+        writer.checkpoint(queue.is_empty());
         if tokio::time::Instant::now() >= next_alive {
             let key = alive_key.lock().expect("alive key").clone();
             if let Some(key) = key {
@@ -2253,7 +2396,7 @@ async fn write_loop(mut writer: Writer, mut queue: mpsc::Receiver<Job>, alive_ke
             next_alive = tokio::time::Instant::now() + ALIVE_EVERY;
         }
         if !released && last_batch.elapsed() >= IDLE_RELEASE {
-            writer.release_memory().await;
+            writer.release_memory();
             released = true;
         }
         let received = tokio::select! {
@@ -2263,12 +2406,38 @@ async fn write_loop(mut writer: Writer, mut queue: mpsc::Receiver<Job>, alive_ke
         if received == 0 {
             break;
         }
+        if let Some(wait) = writer.commit_wait() {
+            gather(&mut queue, &mut batch, wait);
+        }
+        let received = batch.len();
         let started = Instant::now();
         commit_batch(&mut writer, &mut batch).await;
         metrics::histogram!("hakem_store_commit_seconds").record(started.elapsed().as_secs_f64());
         metrics::histogram!("hakem_store_batch_size").record(received as f64);
         last_batch = Instant::now();
         released = false;
+    }
+}
+
+/// A batch of fewer writes than this waits for more (see [`StoreSettings::commit_wait`]); a
+/// larger one, a backlog among them, is committed at once.
+const WAIT_BELOW: usize = 8;
+
+/// Lets a small batch wait until its oldest write has waited `wait`, and takes into it the
+/// writes that joined the queue meanwhile. It blocks the thread: only SQLite's writer, whose
+/// thread has nothing else to do meanwhile, waits (see [`Writer::commit_wait`]).
+fn gather(queue: &mut mpsc::Receiver<Job>, batch: &mut Vec<Job>, wait: Duration) {
+    let Some(oldest) = batch.first() else { return };
+    let left = wait.saturating_sub(oldest.queued.elapsed());
+    if batch.len() >= WAIT_BELOW || left.is_zero() {
+        return;
+    }
+    std::thread::sleep(left);
+    while batch.len() < MAX_BATCH {
+        match queue.try_recv() {
+            Ok(job) => batch.push(job),
+            Err(_) => break,
+        }
     }
 }
 
@@ -2386,18 +2555,6 @@ pub(crate) mod tests {
             all.push(Store::open(&url).await.unwrap());
         }
         all
-    }
-
-    #[test]
-    fn a_batch_is_a_few_statements_of_fixed_size() {
-        let sql = sqlite_batch(0, 2, 1, 0);
-        assert!(sql.starts_with("BEGIN IMMEDIATE;") && sql.ends_with("COMMIT;"));
-        assert_eq!(sql.matches("INSERT INTO events").count(), 2);
-        assert_eq!(sql.matches("UPDATE matches").count(), 1);
-        assert_eq!(
-            sql.matches('?').count(),
-            2 * 4 * SQLITE_ROWS + 3 * SQLITE_ROWS
-        );
     }
 
     #[tokio::test]
@@ -2819,45 +2976,155 @@ pub(crate) mod tests {
         assert_eq!(finished, expected);
     }
 
+    /// The statements prepared on a SQLite writer's connection.
+    fn prepared_statements(writer: &Writer) -> usize {
+        let Some(conn) = (match writer {
+            Writer::Sqlite(writer) => writer.conn.as_ref(),
+            Writer::Postgres(..) => None,
+        }) else {
+            unreachable!("a SQLite writer with its connection")
+        };
+        let mut n = 0;
+        // SAFETY: `sqlite3_next_stmt` only walks the connection's own list of statements,
+        // here while `conn` is borrowed and on its one thread.
+        unsafe {
+            let db = conn.handle();
+            let mut statement = rusqlite::ffi::sqlite3_next_stmt(db, std::ptr::null_mut());
+            while !statement.is_null() {
+                n += 1;
+                statement = rusqlite::ffi::sqlite3_next_stmt(db, statement);
+            }
+        }
+        n
+    }
+
+    /// A SQLite writer of its own on the file of a fresh store, and a match created in it.
+    async fn sqlite_writer() -> (Store, Writer, String) {
+        let (file, store) = sqlite_store().await;
+        let id = crate::tokens::new_id();
+        store.create_match(&id, &spec(), 5).await.unwrap();
+        let writer = Writer::Sqlite(Box::new(SqliteWriter::open(file, Duration::ZERO).unwrap()));
+        (store, writer, id)
+    }
+
+    #[tokio::test]
+    async fn a_batch_of_any_size_runs_the_same_few_prepared_statements() {
+        let (store, mut writer, id) = sqlite_writer().await;
+        let mut seq = 1;
+        // Batches that fill a statement's rows once, not quite, and many times over.
+        for size in [1, SQLITE_ROWS, SQLITE_ROWS + 1, 10 * SQLITE_ROWS + 3] {
+            let finished = (size == 1).then(|| Finish {
+                at_ms: 7,
+                summary: "{}".into(),
+            });
+            let other = crate::tokens::new_id();
+            let writes = [
+                Write::Create {
+                    id: other.clone(),
+                    created_ms: 5,
+                    spec: serde_json::to_string(&spec()).unwrap(),
+                },
+                Write::Append {
+                    match_id: id.clone(),
+                    events: events(seq, size as u64),
+                    finished,
+                },
+                Write::Append {
+                    match_id: other,
+                    events: events(1, size as u64),
+                    finished: None,
+                },
+            ];
+            assert!(writer
+                .commit(&writes.iter().collect::<Vec<_>>())
+                .await
+                .is_ok());
+            seq += size as u64;
+        }
+        // One statement for matches, one for events, one for the finished: however many rows.
+        assert_eq!(prepared_statements(&writer), 3);
+        let stored = store.load(&id).await.unwrap().unwrap();
+        let seqs: Vec<u64> = stored
+            .frames
+            .iter()
+            .map(|f| {
+                serde_json::from_str::<serde_json::Value>(f).unwrap()["seq"]
+                    .as_u64()
+                    .unwrap()
+            })
+            .collect();
+        assert_eq!(seqs, (1..seq).collect::<Vec<_>>());
+    }
+
+    /// A job appending nothing to `match_id`, queued at `queued`.
+    fn job(match_id: &str, queued: Instant) -> Job {
+        Job {
+            write: Write::Append {
+                match_id: match_id.into(),
+                events: Vec::new(),
+                finished: None,
+            },
+            done: oneshot::channel().0,
+            queued,
+        }
+    }
+
+    fn match_ids(batch: &[Job]) -> Vec<&str> {
+        batch.iter().map(|job| match_of(&job.write)).collect()
+    }
+
+    #[test]
+    fn a_small_batch_takes_in_the_writes_that_arrive_while_it_waits() {
+        let (queue, mut rx) = mpsc::channel(16);
+        let mut batch = vec![job("a", Instant::now())];
+        for id in ["b", "c"] {
+            queue.try_send(job(id, Instant::now())).unwrap();
+        }
+        gather(&mut rx, &mut batch, Duration::from_millis(1));
+        assert_eq!(match_ids(&batch), ["a", "b", "c"]);
+        assert!(rx.try_recv().is_err());
+    }
+
+    #[test]
+    fn a_batch_large_enough_or_waited_long_enough_is_committed_at_once() {
+        let wait = Duration::from_millis(1);
+        let (queue, mut rx) = mpsc::channel(16);
+        queue.try_send(job("late", Instant::now())).unwrap();
+        // A backlog...
+        let mut batch: Vec<Job> = (0..WAIT_BELOW).map(|_| job("m", Instant::now())).collect();
+        gather(&mut rx, &mut batch, wait);
+        assert_eq!(batch.len(), WAIT_BELOW);
+        // ...a write that has waited its time already (behind the last commit)...
+        let long_ago = Instant::now().checked_sub(2 * wait).unwrap();
+        let mut batch = vec![job("old", long_ago)];
+        gather(&mut rx, &mut batch, wait);
+        assert_eq!(match_ids(&batch), ["old"]);
+        // ...and no wait at all leave the queue as it was.
+        let mut batch = vec![job("new", Instant::now())];
+        gather(&mut rx, &mut batch, Duration::ZERO);
+        assert_eq!(match_ids(&batch), ["new"]);
+        assert_eq!(match_of(&rx.try_recv().unwrap().write), "late");
+    }
+
     #[tokio::test]
     async fn a_writer_that_let_go_of_its_caches_writes_on() {
-        let (_file, store) = sqlite_store().await;
-        let Db::Sqlite(pool) = &store.db else {
-            unreachable!("a SQLite store")
-        };
-        let mut writer = Writer::Sqlite(
-            pool.clone(),
-            Some(pool.acquire().await.unwrap()),
-            Texts::new(),
-            Checkpoint::default(),
-        );
-        let id = crate::tokens::new_id();
-        let create = Write::Create {
-            id: id.clone(),
-            created_ms: 5,
-            spec: serde_json::to_string(&spec()).unwrap(),
-        };
+        let (store, mut writer, id) = sqlite_writer().await;
         let append = |from| Write::Append {
             match_id: id.clone(),
             events: events(from, 3),
             finished: None,
         };
-        assert!(writer.commit(&[&create, &append(1)]).await.is_ok());
-        let Writer::Sqlite(_, _, texts, _) = &writer else {
-            unreachable!()
-        };
-        assert!(
-            !texts.is_empty(),
-            "the batch's text is kept for the next one"
+        assert!(writer.commit(&[&append(1)]).await.is_ok());
+        assert_eq!(
+            prepared_statements(&writer),
+            1,
+            "the batch's statement is kept for the next one"
         );
-        writer.release_memory().await;
-        let Writer::Sqlite(_, conn, texts, _) = &writer else {
-            unreachable!()
-        };
-        assert!(texts.is_empty());
-        assert!(conn.is_some(), "the connection itself stays open");
-        // The next batch prepares its statements again.
+        writer.release_memory();
+        assert_eq!(prepared_statements(&writer), 0);
+        // The connection itself stays open, and the next batch prepares its statement again.
         assert!(writer.commit(&[&append(4)]).await.is_ok());
+        assert_eq!(prepared_statements(&writer), 1);
         let stored = store.load(&id).await.unwrap().unwrap();
         assert_eq!(stored.frames.len(), 6);
     }
