@@ -455,14 +455,7 @@ impl Store {
                 // A page cache of 1 MiB per connection (SQLite's default is 2): the index
                 // pages the writer needs fit, and an idle server stays small.
                 .pragma("cache_size", "-1024");
-            // The writer has a connection of its own to the file, outside this pool: an
-            // in-memory database would be another one for it.
-            if url.contains(":memory:") || url.contains("mode=memory") {
-                return Err(StoreError(format!(
-                    "{url:?} is an in-memory database, which keeps nothing; use sqlite://FILE"
-                )));
-            }
-            sqlite_file = Some(options.get_filename().to_path_buf());
+            sqlite_file = Some(sqlite_file_of(url, &options)?);
             // Readers' connections (and their page caches) close when they have been idle.
             let pool = SqlitePoolOptions::new()
                 .max_connections(4)
@@ -1875,6 +1868,34 @@ fn commit_sqlite(
     tx.commit()
 }
 
+/// The file a `sqlite:` URL names, which the writer opens on a connection of its own, outside
+/// the pool (see [`SqliteWriter`]): it must be a file on disk, opened for writing with SQLite's
+/// own locking, as the pool's connections open it. An in-memory or temporary database, a
+/// read-only or immutable one, or another VFS would be another database for the writer, or
+/// the same one without a common lock.
+fn sqlite_file_of(
+    url: &str,
+    options: &SqliteConnectOptions,
+) -> Result<std::path::PathBuf, StoreError> {
+    let params = url.split_once('?').map_or("", |(_, params)| params);
+    if let Some(param) = params
+        .split('&')
+        .find(|p| !p.is_empty() && !matches!(*p, "mode=rw" | "mode=rwc"))
+    {
+        return Err(StoreError(format!(
+            "{url:?}: {param:?} is not supported: the server writes to a file (sqlite://FILE)"
+        )));
+    }
+    let file = options.get_filename();
+    if file.as_os_str().is_empty() || url.contains(":memory:") {
+        return Err(StoreError(format!(
+            "{url:?} is not a file: an in-memory or temporary database keeps nothing \
+             (sqlite://FILE)"
+        )));
+    }
+    Ok(file.to_path_buf())
+}
+
 /// A connection to the SQLite file with the settings of every connection of the server's (see
 /// [`Store::open_node`]).
 fn sqlite_connection(path: &std::path::Path) -> rusqlite::Result<rusqlite::Connection> {
@@ -1940,12 +1961,28 @@ impl SqliteWriter {
             None => self.conn.insert(sqlite_connection(&self.path)?),
         };
         let outcome = commit_sqlite(conn, texts, rows);
-        if let Err(e) = &outcome {
-            if sqlite_broken(e) {
+        self.forget_if_broken(&outcome);
+        outcome
+    }
+
+    /// Records that the server is alive (see [`Writer::alive`]).
+    fn alive(&mut self, sql: &str, key: &str, now: &str) -> rusqlite::Result<()> {
+        let outcome = self
+            .connection()
+            .and_then(|c| c.prepare_cached(sql)?.execute((key, now)).map(|_| ()));
+        self.forget_if_broken(&outcome);
+        outcome
+    }
+
+    /// After a failure, lets go of a connection that the disk or the file failed, or that is
+    /// left inside a transaction (a rollback that failed): the next write opens another.
+    fn forget_if_broken<T>(&mut self, outcome: &rusqlite::Result<T>) {
+        if let Err(e) = outcome {
+            let stuck = self.conn.as_ref().is_some_and(|c| !c.is_autocommit());
+            if sqlite_broken(e) || stuck {
                 self.conn = None;
             }
         }
-        outcome
     }
 }
 
@@ -2215,6 +2252,16 @@ impl Writer {
     }
 }
 
+/// Says that the bulk copy of the WAL is over when it is dropped: at the copy's end, and also
+/// if its thread could not start or panicked, so that the next copy is never held back.
+struct CopyOver(Arc<std::sync::atomic::AtomicBool>);
+
+impl Drop for CopyOver {
+    fn drop(&mut self) {
+        self.0.store(true, std::sync::atomic::Ordering::Release);
+    }
+}
+
 /// Copies what SQLite's WAL holds back into the database, as far as no reader holds it up.
 fn wal_checkpoint(conn: &rusqlite::Connection) -> rusqlite::Result<()> {
     conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))
@@ -2250,9 +2297,10 @@ impl SqliteWriter {
         }
         checkpoint.stage = CopyStage::Bulk;
         checkpoint.rows_since = 0;
-        let (path, done) = (self.path.clone(), checkpoint.done.clone());
+        let (path, over) = (self.path.clone(), CopyOver(checkpoint.done.clone()));
         // On a connection and a thread of its own, so that the writer goes on committing.
         let copy = move || {
+            let _over = over;
             match sqlite_connection(&path) {
                 Ok(conn) => {
                     for _ in 0..CHECKPOINT_PASSES {
@@ -2264,14 +2312,12 @@ impl SqliteWriter {
                 }
                 Err(e) => tracing::warn!(error = %e, "WAL checkpoint failed"),
             }
-            done.store(true, Ordering::Release);
         };
         if let Err(e) = std::thread::Builder::new()
             .name("hakem-wal-copy".into())
             .spawn(copy)
         {
             tracing::warn!(error = %e, "WAL checkpoint not started");
-            checkpoint.done.store(true, Ordering::Release);
         }
     }
 }
@@ -2306,14 +2352,9 @@ impl Writer {
                            ON CONFLICT (key) DO UPDATE SET value = excluded.value";
         let now = crate::wall_clock_ms().to_string();
         let outcome = match self {
+            // SQLite reads `?1` where PostgreSQL reads `$1` (see `sql_for`).
             Writer::Sqlite(writer) => writer
-                .connection()
-                .and_then(|c| {
-                    // SQLite reads `?1` where PostgreSQL reads `$1` (see `sql_for`).
-                    c.prepare_cached(&SQL.replace('$', "?"))?
-                        .execute((key, &now))
-                        .map(|_| ())
-                })
+                .alive(&SQL.replace('$', "?"), key, &now)
                 .map_err(|e| e.to_string()),
             Writer::Postgres(pool, conn, _) => {
                 if conn.is_none() {
@@ -3076,12 +3117,21 @@ pub(crate) mod tests {
     #[test]
     fn a_small_batch_takes_in_the_writes_that_arrive_while_it_waits() {
         let (queue, mut rx) = mpsc::channel(16);
+        queue.try_send(job("b", Instant::now())).unwrap();
+        // "c" arrives while "a" waits: well within the wait, however slow the machine.
+        let wait = Duration::from_secs(1);
+        let sender = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(50));
+            queue.try_send(job("c", Instant::now())).unwrap();
+        });
         let mut batch = vec![job("a", Instant::now())];
-        for id in ["b", "c"] {
-            queue.try_send(job(id, Instant::now())).unwrap();
-        }
-        gather(&mut rx, &mut batch, Duration::from_millis(1));
+        gather(&mut rx, &mut batch, wait);
+        sender.join().unwrap();
         assert_eq!(match_ids(&batch), ["a", "b", "c"]);
+        assert!(
+            batch[0].queued.elapsed() >= wait,
+            "the oldest write waited its time"
+        );
         assert!(rx.try_recv().is_err());
     }
 
@@ -3104,6 +3154,30 @@ pub(crate) mod tests {
         gather(&mut rx, &mut batch, Duration::ZERO);
         assert_eq!(match_ids(&batch), ["new"]);
         assert_eq!(match_of(&rx.try_recv().unwrap().write), "late");
+    }
+
+    #[tokio::test]
+    async fn a_sqlite_database_that_is_not_a_file_written_with_the_servers_locks_is_refused() {
+        let file = fresh_sqlite_file();
+        for url in [
+            "sqlite::memory:".to_string(),
+            "sqlite://".to_string(),
+            format!("sqlite://{}?mode=memory", file.display()),
+            format!("sqlite://{}?mode=memor%79", file.display()),
+            format!("sqlite://{}?mode=ro", file.display()),
+            format!("sqlite://{}?immutable=true", file.display()),
+            format!("sqlite://{}?vfs=unix-none", file.display()),
+        ] {
+            let refused = Store::open(&url).await.err();
+            assert!(refused.is_some(), "{url} was opened");
+        }
+        assert!(!file.exists(), "a refused URL created its file");
+        let store = Store::open(&format!("sqlite://{}?mode=rwc", file.display()))
+            .await
+            .unwrap();
+        let id = crate::tokens::new_id();
+        store.create_match(&id, &spec(), 5).await.unwrap();
+        assert!(store.load(&id).await.unwrap().is_some());
     }
 
     #[tokio::test]

@@ -176,7 +176,7 @@ pub struct Server {
     /// Where the server's log goes, when a test reads it.
     log: Option<PathBuf>,
     /// The log as a pipe that nobody reads, kept open (see [`Server::start_unread`]).
-    unread_log: Option<std::process::ChildStderr>,
+    unread_log: Option<std::os::fd::OwnedFd>,
 }
 
 impl Server {
@@ -207,9 +207,38 @@ impl Server {
     /// A server whose log goes into a pipe that nobody reads: once the pipe is full, every
     /// write to it would wait.
     pub fn start_unread(args: &[&str], log_filter: &str) -> Server {
-        let mut server = Server::spawn(Database::sqlite(), args, Stdio::piped(), log_filter, None);
-        server.unread_log = server.child.stderr.take();
+        use std::os::fd::{FromRawFd, OwnedFd};
+        let mut ends: [libc::c_int; 2] = [-1; 2];
+        // SAFETY: pipe2 writes two new descriptors into `ends`, each then owned exactly once;
+        // F_SETPIPE_SZ only sets the capacity of that pipe. The smallest pipe Linux makes (a
+        // page) fills within a few log lines, however few the server writes.
+        let (reader, writer, capacity) = unsafe {
+            assert_eq!(libc::pipe2(ends.as_mut_ptr(), libc::O_CLOEXEC), 0, "pipe2");
+            let (reader, writer) = (OwnedFd::from_raw_fd(ends[0]), OwnedFd::from_raw_fd(ends[1]));
+            let capacity = libc::fcntl(ends[0], libc::F_SETPIPE_SZ, 4096);
+            (reader, writer, capacity)
+        };
+        assert!(capacity > 0, "F_SETPIPE_SZ on the log pipe");
+        let mut server = Server::spawn(
+            Database::sqlite(),
+            args,
+            Stdio::from(writer),
+            log_filter,
+            None,
+        );
+        server.unread_log = Some(reader);
         server
+    }
+
+    /// How many bytes the unread pipe of [`Server::start_unread`] holds at most.
+    pub fn unread_log_capacity(&self) -> usize {
+        use std::os::fd::AsRawFd;
+        let Some(pipe) = &self.unread_log else {
+            return 0;
+        };
+        // SAFETY: F_GETPIPE_SZ only reads the capacity of the pipe whose descriptor we own.
+        let capacity = unsafe { libc::fcntl(pipe.as_raw_fd(), libc::F_GETPIPE_SZ) };
+        usize::try_from(capacity).unwrap_or(0)
     }
 
     /// How many bytes of the log wait in the unread pipe of [`Server::start_unread`].
