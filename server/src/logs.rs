@@ -1,8 +1,8 @@
-//! The server's log lines, written by a thread of their own. Rooms and connections share one
-//! thread (see `--workers`); a log written there would make every room wait whenever the
-//! reader of the log is slow (a pipe nobody drains, a terminal that is scrolled back, a busy
-//! journal). Here a line is queued and the caller goes on; when the queue is full, lines are
-//! dropped and counted, and the log says how many.
+//! The server's log lines, written by a thread of their own. Rooms and connections share a
+//! thread per core, or one (see `--workers`); a log written there would make the rooms wait
+//! whenever the reader of the log is slow (a pipe nobody drains, a terminal that is scrolled
+//! back, a busy journal). Here a line is queued and the caller goes on; when the queue is full,
+//! lines are dropped and counted, and the log says how many.
 
 use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
