@@ -27,10 +27,9 @@ struct Args {
     /// Address to listen on; port 0 picks a free port (printed when ready).
     #[arg(long, env = "HAKEM_LISTEN", default_value = "127.0.0.1:8080")]
     listen: SocketAddr,
-    /// Threads that run rooms and connections. 0 (the default) takes one per core: while one
-    /// waits in the kernel (a socket, PostgreSQL's answer) another serves the rest, which keeps
-    /// the tail short under load. 1 runs them all on one thread, with no hand-offs between
-    /// threads: a little less CPU for a longer tail when the machine is busy.
+    /// Threads that run rooms and connections. 0 (the default) takes one per core; 1 runs them
+    /// all on one thread, with no hand-offs between threads: a little less CPU for a longer
+    /// tail when the machine is busy (docs/performance.md).
     #[arg(long, env = "HAKEM_WORKERS", default_value_t = 0)]
     workers: usize,
     /// Where matches are stored: sqlite://FILE (created if missing) or postgres://...

@@ -174,7 +174,8 @@ async fn one_frame_per_action_for_those_who_ask_and_v1_frames_for_the_others() {
 
 #[tokio::test]
 async fn a_match_plays_the_same_on_one_thread_and_on_several() {
-    // One thread is the default on a small machine, several on a larger one: both are run here.
+    // A thread per core is the default (two on the machines the suite runs on, which every
+    // other test uses); one thread, and more threads than cores, are run here.
     for workers in ["1", "3"] {
         let server = Server::start_with(&["--workers", workers]);
         let (mut p1, mut p2, m) =
