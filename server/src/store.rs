@@ -18,12 +18,11 @@ use std::time::{Duration, Instant};
 
 use hakem_round::rating::Rating;
 use serde::{Deserialize, Serialize};
-use sqlx::pool::PoolConnection;
-use sqlx::postgres::{PgPool, PgPoolOptions};
+use sqlx::postgres::{PgConnection, PgPool, PgPoolOptions};
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
-use sqlx::{Postgres, Row};
+use sqlx::{Connection, Row};
 use tokio::sync::{mpsc, oneshot};
 
 use hakem_protocol::{ClockConfig, HouseBot, PerSeat, RatedRound, Seat};
@@ -1596,11 +1595,8 @@ async fn migrate_to(db: &Db, last: i64) -> Result<(), StoreError> {
 /// The writer's own connection: its statements stay prepared on it.
 enum Writer {
     Sqlite(Box<SqliteWriter>),
-    Postgres(
-        PgPool,
-        Option<PoolConnection<Postgres>>,
-        Arc<OnceLock<Fences>>,
-    ),
+    /// The pool the writer takes its connection from, and keeps it out of.
+    Postgres(PgPool, Option<PgConnection>, Arc<OnceLock<Fences>>),
 }
 
 /// Why a batch was not committed.
@@ -2065,16 +2061,18 @@ const POSTGRES_FENCED_BATCH: &str = postgres_batch!(fenced, "11", "12", chat: ""
 const POSTGRES_FENCED_BATCH_WITH_CHAT: &str =
     postgres_batch!(fenced, "19", "20", chat: chat_rows!(" WHERE (SELECT go FROM ok)"));
 
-/// The writer's connection to PostgreSQL. Its batches are run with a generic plan, made once:
-/// left to choose, PostgreSQL planned the batch statement again for every commit, a fifth of
-/// the database's time for each (docs/performance.md).
-async fn postgres_writer_connection(
-    pool: &PgPool,
-) -> Result<PoolConnection<Postgres>, sqlx::Error> {
-    let mut conn = pool.acquire().await?;
+/// The writer's connection to PostgreSQL, taken out of the readers' pool for good (its
+/// settings are the writer's own), named `hakem-store` in `pg_stat_activity`. Its batches are
+/// run with a generic plan, made once: left to choose, PostgreSQL planned the batch statement
+/// again for every commit, a fifth of the database's time for each (docs/performance.md).
+async fn postgres_writer_connection(pool: &PgPool) -> Result<PgConnection, sqlx::Error> {
+    let mut conn = pool.acquire().await?.detach();
+    sqlx::query("SET application_name = 'hakem-store'")
+        .execute(&mut conn)
+        .await?;
     // PostgreSQL 12 and later; an older one plans each batch, as before.
     if let Err(e) = sqlx::query("SET plan_cache_mode = force_generic_plan")
-        .execute(&mut *conn)
+        .execute(&mut conn)
         .await
     {
         tracing::warn!(error = %e, "the store's writer plans every batch");
@@ -2157,10 +2155,22 @@ enum Fault {
     Fenced(HashSet<String>),
 }
 
+/// After a statement of the writer's failed with `e`: whether its connection still works. One
+/// that PostgreSQL ended (a restart, `pg_terminate_backend`) fails its next statement with the
+/// database's own error, not one of the socket's, and only its next use tells it apart from a
+/// refused write; the writer would otherwise fail one more write before it opens another.
+async fn still_connected(conn: &mut PgConnection, e: &sqlx::Error) -> bool {
+    match e {
+        sqlx::Error::Io(_) | sqlx::Error::Protocol(_) => false,
+        sqlx::Error::Database(_) => conn.ping().await.is_ok(),
+        _ => true,
+    }
+}
+
 /// [`commit_postgres`] with the batch's fences checked in the same statement: a match not
 /// fenced for this node at all is refused without asking.
 async fn commit_postgres_fenced(
-    conn: &mut PoolConnection<Postgres>,
+    conn: &mut PgConnection,
     rows: &Rows<'_>,
     writes: &[&Write],
     fences: &Fences,
@@ -2212,11 +2222,10 @@ impl Writer {
                     Some(fences) => commit_postgres_fenced(c, &rows, writes, fences).await,
                     None => commit_postgres(c, &rows).await.map_err(Fault::Sql),
                 };
-                if matches!(
-                    outcome,
-                    Err(Fault::Sql(sqlx::Error::Io(_) | sqlx::Error::Protocol(_)))
-                ) {
-                    *conn = None;
+                if let Err(Fault::Sql(e)) = &outcome {
+                    if !still_connected(c, e).await {
+                        *conn = None;
+                    }
                 }
                 return outcome.map_err(|fault| match fault {
                     Fault::Sql(e) => CommitError::Failed(e.to_string()),
@@ -2358,16 +2367,19 @@ impl Writer {
                 .map_err(|e| e.to_string()),
             Writer::Postgres(pool, conn, _) => {
                 if conn.is_none() {
-                    *conn = pool.acquire().await.ok();
+                    *conn = postgres_writer_connection(pool).await.ok();
                 }
                 let Some(c) = conn.as_mut() else { return };
-                sqlx::query(SQL)
-                    .bind(key)
-                    .bind(now)
-                    .execute(&mut **c)
-                    .await
-                    .map(|_| ())
-                    .map_err(|e| e.to_string())
+                let outcome = sqlx::query(SQL).bind(key).bind(now).execute(&mut *c).await;
+                match outcome {
+                    Ok(_) => Ok(()),
+                    Err(e) => {
+                        if !still_connected(c, &e).await {
+                            *conn = None;
+                        }
+                        Err(e.to_string())
+                    }
+                }
             }
         };
         if let Err(e) = outcome {
@@ -2658,6 +2670,72 @@ pub(crate) mod tests {
             assert_eq!(store.load(&bad).await.unwrap().unwrap().frames.len(), 2);
             refuses_events_of_no_match(&store).await;
         }
+    }
+
+    /// The process of PostgreSQL that serves the store's writer, found by the name the writer
+    /// gives its connection.
+    async fn writer_backend(pool: &PgPool) -> i32 {
+        sqlx::query_scalar(
+            "SELECT pid FROM pg_stat_activity \
+             WHERE datname = current_database() AND application_name = 'hakem-store'",
+        )
+        .fetch_one(pool)
+        .await
+        .unwrap()
+    }
+
+    /// PostgreSQL's writer whose connection the database ended (a restart of PostgreSQL, an
+    /// operator's `pg_terminate_backend`) opens another: at most the write that found it gone
+    /// fails, nothing of it stored, and the writes after it are stored.
+    #[tokio::test]
+    async fn the_postgres_writer_connects_again_when_the_database_ended_its_connection() {
+        let Some(url) = fresh_postgres().await else {
+            return;
+        };
+        let store = Store::open(&url).await.unwrap();
+        let Db::Postgres(pool) = &store.db else {
+            unreachable!("a PostgreSQL store")
+        };
+        let id = crate::tokens::new_id();
+        store.create_match(&id, &spec(), 5).await.unwrap();
+        store.append(&id, events(1, 1), None).await.unwrap();
+        let writer = writer_backend(pool).await;
+        let ended: bool = sqlx::query_scalar("SELECT pg_terminate_backend($1)")
+            .bind(writer)
+            .fetch_one(pool)
+            .await
+            .unwrap();
+        assert!(ended);
+        // Gone for sure before the next write.
+        for _ in 0..100 {
+            let left: i64 =
+                sqlx::query_scalar("SELECT count(*) FROM pg_stat_activity WHERE pid = $1")
+                    .bind(writer)
+                    .fetch_one(pool)
+                    .await
+                    .unwrap();
+            if left == 0 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let mut failures = 0;
+        let mut seq = 2;
+        while seq <= 4 {
+            match store.append(&id, events(seq, 1), None).await {
+                Ok(()) => seq += 1,
+                Err(_) if failures < 3 => failures += 1,
+                Err(e) => panic!("the writer did not recover: {e}"),
+            }
+        }
+        // None fails when the writer's sign of life found the connection gone first.
+        assert!(
+            failures <= 1,
+            "only the write that found the connection gone fails"
+        );
+        assert_eq!(store.load(&id).await.unwrap().unwrap().frames.len(), 4);
+        let again = writer_backend(pool).await;
+        assert_ne!(again, writer);
     }
 
     /// Events of a match that does not exist are refused, and change nothing.
