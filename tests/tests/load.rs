@@ -46,6 +46,13 @@ fn assert_played(report: &Value) {
     assert_eq!(latency["count"], report["moves"], "{report}");
     assert!(latency["p50_ms"].as_f64().unwrap() <= latency["p99_ms"].as_f64().unwrap());
     assert!(latency["p99_ms"].as_f64().unwrap() <= latency["max_ms"].as_f64().unwrap());
+    // Every match started was created, and its creation timed.
+    let creation = &report["match_creation"];
+    assert!(
+        creation["count"].as_u64().unwrap() >= report["matches_started"].as_u64().unwrap(),
+        "{report}"
+    );
+    assert!(creation["p50_ms"].as_f64().unwrap() <= creation["max_ms"].as_f64().unwrap());
 }
 
 #[test]

@@ -119,6 +119,7 @@ struct Counts {
     /// (microseconds, count) pairs.
     latency: Vec<(u64, u64)>,
     flag_lateness: Vec<(u64, u64)>,
+    creation: Vec<(u64, u64)>,
     moves: u64,
     late: u64,
     lost: u64,
@@ -142,6 +143,7 @@ impl Counts {
         Counts {
             latency: pairs(&tally.latency),
             flag_lateness: pairs(&tally.flag_lateness),
+            creation: pairs(&tally.creation),
             moves: tally.moves,
             late: tally.late,
             lost: tally.lost,
@@ -157,6 +159,7 @@ impl Counts {
     fn add(&mut self, other: Counts) {
         self.latency.extend(other.latency);
         self.flag_lateness.extend(other.flag_lateness);
+        self.creation.extend(other.creation);
         self.moves += other.moves;
         self.late += other.late;
         self.lost += other.lost;
@@ -464,6 +467,8 @@ struct Report {
     spectator_frames: u64,
     latency: Quantiles,
     flag_lateness: Option<Quantiles>,
+    /// `create_match` to its reply, every match of the run (the ramp's included).
+    match_creation: Option<Quantiles>,
     idle_connections: u64,
     server_process: Option<ServerFigures>,
     /// Server memory per idle connection, when only idle connections were opened.
@@ -474,6 +479,7 @@ struct Report {
 fn report(args: &LoadArgs, counts: Counts, server: Option<ServerFigures>) -> ExitCode {
     let latency = rebuild(&counts.latency);
     let flags = rebuild(&counts.flag_lateness);
+    let creation = rebuild(&counts.creation);
     let elapsed = (args.ramp + args.warmup + args.duration).max(1) as f64;
     let idle_kib = server
         .filter(|_| args.matches == 0 && counts.idle_opened > 0)
@@ -502,6 +508,7 @@ fn report(args: &LoadArgs, counts: Counts, server: Option<ServerFigures>) -> Exi
         spectator_frames: counts.spectator_frames,
         latency: quantiles(&latency),
         flag_lateness: (!flags.is_empty()).then(|| quantiles(&flags)),
+        match_creation: (!creation.is_empty()).then(|| quantiles(&creation)),
         idle_connections: counts.idle_opened,
         server_process: server,
         idle_kib_per_connection: idle_kib,
@@ -560,6 +567,9 @@ fn print_report(r: &Report) {
     q("move latency", &r.latency);
     if let Some(flags) = &r.flag_lateness {
         q("flag lateness", flags);
+    }
+    if let Some(creation) = &r.match_creation {
+        q("match creation", creation);
     }
     println_or_quit!("spectator frames read: {}", r.spectator_frames);
     if let Some(s) = &r.server_process {

@@ -41,6 +41,9 @@ pub struct Tally {
     pub latency: Histogram<u64>,
     /// How late after the exact moment of expiry a set ended on time, in microseconds.
     pub flag_lateness: Histogram<u64>,
+    /// Match creation in microseconds: `create_match` written to its reply read, for every
+    /// match, the ramp's included (a new match waits for its commit like a move).
+    pub creation: Histogram<u64>,
     pub moves: u64,
     pub late: u64,
     pub lost: u64,
@@ -81,6 +84,7 @@ impl Run {
             tally: Mutex::new(Tally {
                 latency: histogram(),
                 flag_lateness: histogram(),
+                creation: histogram(),
                 moves: 0,
                 late: 0,
                 lost: 0,
@@ -191,6 +195,7 @@ async fn open_match(
     clock_ms: u64,
 ) -> Result<(String, Option<Instant>), ()> {
     let id = run.id();
+    let asked = Instant::now();
     p1.send_text(run.create_message(id, clock_ms))
         .await
         .map_err(|_| ())?;
@@ -210,6 +215,11 @@ async fn open_match(
         run.tally(|t| t.errors += 1);
         return Err(());
     };
+    let creation = asked.elapsed();
+    run.tally(|t| {
+        t.creation
+            .saturating_record(creation.as_micros().max(1) as u64)
+    });
     for (conn, token) in [(&mut *p1, &t1), (&mut *p2, &t2)] {
         let id = run.id();
         let join = json!({"type": "join", "id": id, "match": match_id, "seat_token": token});
