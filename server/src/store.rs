@@ -1603,6 +1603,8 @@ enum Writer {
 enum CommitError {
     /// These matches belong to another node now (see [`Fences`]); nothing was written.
     Fenced(HashSet<String>),
+    /// The writer has no connection and could not open one; nothing was written.
+    Unconnected(String),
     Failed(String),
 }
 
@@ -2155,15 +2157,37 @@ enum Fault {
     Fenced(HashSet<String>),
 }
 
-/// After a statement of the writer's failed with `e`: whether its connection still works. One
-/// that PostgreSQL ended (a restart, `pg_terminate_backend`) fails its next statement with the
-/// database's own error, not one of the socket's, and only its next use tells it apart from a
-/// refused write; the writer would otherwise fail one more write before it opens another.
-async fn still_connected(conn: &mut PgConnection, e: &sqlx::Error) -> bool {
-    match e {
-        sqlx::Error::Io(_) | sqlx::Error::Protocol(_) => false,
-        sqlx::Error::Database(_) => conn.ping().await.is_ok(),
-        _ => true,
+/// The writer's connection to PostgreSQL, opened again if the last one is gone.
+async fn postgres_connected<'a>(
+    pool: &PgPool,
+    conn: &'a mut Option<PgConnection>,
+) -> Result<&'a mut PgConnection, sqlx::Error> {
+    if conn.is_none() {
+        *conn = Some(postgres_writer_connection(pool).await?);
+    }
+    Ok(conn.as_mut().expect("connection just opened"))
+}
+
+/// How long the writer waits for PostgreSQL to answer a ping after a failed statement.
+const PING_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// After a statement of the writer's failed with `e`, lets go of its connection if it no longer
+/// works. One that PostgreSQL ended (a restart, `pg_terminate_backend`) fails its next statement
+/// with the database's own error, not one of the socket's, and only its next use tells it apart
+/// from a refused write; kept, it would fail one more write before the writer opened another.
+async fn forget_if_gone(conn: &mut Option<PgConnection>, e: &sqlx::Error) {
+    let works = match (e, conn.as_mut()) {
+        (_, None) | (sqlx::Error::Io(_) | sqlx::Error::Protocol(_), _) => false,
+        (sqlx::Error::Database(_), Some(c)) => {
+            matches!(
+                tokio::time::timeout(PING_TIMEOUT, c.ping()).await,
+                Ok(Ok(()))
+            )
+        }
+        (_, Some(_)) => true,
+    };
+    if !works {
+        *conn = None;
     }
 }
 
@@ -2210,22 +2234,15 @@ impl Writer {
         let outcome = match self {
             Writer::Sqlite(writer) => writer.commit(&rows),
             Writer::Postgres(pool, conn, fences) => {
-                if conn.is_none() {
-                    *conn = Some(
-                        postgres_writer_connection(pool)
-                            .await
-                            .map_err(|e| CommitError::Failed(e.to_string()))?,
-                    );
-                }
-                let c = conn.as_mut().expect("connection just acquired");
+                let c = postgres_connected(pool, conn)
+                    .await
+                    .map_err(|e| CommitError::Unconnected(e.to_string()))?;
                 let outcome = match fences.get() {
                     Some(fences) => commit_postgres_fenced(c, &rows, writes, fences).await,
                     None => commit_postgres(c, &rows).await.map_err(Fault::Sql),
                 };
                 if let Err(Fault::Sql(e)) = &outcome {
-                    if !still_connected(c, e).await {
-                        *conn = None;
-                    }
+                    forget_if_gone(conn, e).await;
                 }
                 return outcome.map_err(|fault| match fault {
                     Fault::Sql(e) => CommitError::Failed(e.to_string()),
@@ -2365,22 +2382,16 @@ impl Writer {
             Writer::Sqlite(writer) => writer
                 .alive(&SQL.replace('$', "?"), key, &now)
                 .map_err(|e| e.to_string()),
-            Writer::Postgres(pool, conn, _) => {
-                if conn.is_none() {
-                    *conn = postgres_writer_connection(pool).await.ok();
-                }
-                let Some(c) = conn.as_mut() else { return };
-                let outcome = sqlx::query(SQL).bind(key).bind(now).execute(&mut *c).await;
-                match outcome {
+            Writer::Postgres(pool, conn, _) => match postgres_connected(pool, conn).await {
+                Ok(c) => match sqlx::query(SQL).bind(key).bind(now).execute(c).await {
                     Ok(_) => Ok(()),
                     Err(e) => {
-                        if !still_connected(c, &e).await {
-                            *conn = None;
-                        }
+                        forget_if_gone(conn, &e).await;
                         Err(e.to_string())
                     }
-                }
-            }
+                },
+                Err(e) => Err(e.to_string()),
+            },
         };
         if let Err(e) = outcome {
             tracing::warn!(error = %e, "the server's sign of life was not stored");
@@ -2521,19 +2532,22 @@ async fn commit_batch(writer: &mut Writer, batch: &mut Vec<Job>) {
                 Box::pin(commit_batch(writer, batch)).await;
             }
         }
-        Err(CommitError::Failed(e)) if batch.len() == 1 => {
-            tracing::error!(error = %e, "store commit failed");
-            for job in batch.drain(..) {
-                job.answer(Err(e.clone()));
-            }
-        }
+        // Without a database, each write alone would wait as long for a connection again.
+        Err(CommitError::Unconnected(e)) => fail_all(batch, e),
+        Err(CommitError::Failed(e)) if batch.len() == 1 => fail_all(batch, e),
         Err(CommitError::Failed(e)) => {
             // Which write broke the batch? Each again on its own: only that one fails.
             tracing::warn!(error = %e, writes = batch.len(), "batch failed; writing one by one");
-            for job in batch.drain(..) {
+            let mut jobs = std::mem::take(batch).into_iter();
+            while let Some(job) = jobs.next() {
                 let outcome = match writer.commit(&[&job.write]).await {
                     Ok(()) => Ok(()),
                     Err(CommitError::Fenced(_)) => Err(FENCED.to_string()),
+                    Err(CommitError::Unconnected(e)) => {
+                        let mut rest: Vec<Job> = std::iter::once(job).chain(jobs).collect();
+                        fail_all(&mut rest, e);
+                        return;
+                    }
                     Err(CommitError::Failed(e)) => {
                         tracing::error!(error = %e, "store write failed");
                         Err(e)
@@ -2542,6 +2556,14 @@ async fn commit_batch(writer: &mut Writer, batch: &mut Vec<Job>) {
                 job.answer(outcome);
             }
         }
+    }
+}
+
+/// Fails every write of `batch` with `e`.
+fn fail_all(batch: &mut Vec<Job>, e: String) {
+    tracing::error!(error = %e, writes = batch.len(), "store commit failed");
+    for job in batch.drain(..) {
+        job.answer(Err(e.clone()));
     }
 }
 
@@ -2685,14 +2707,16 @@ pub(crate) mod tests {
     }
 
     /// PostgreSQL's writer whose connection the database ended (a restart of PostgreSQL, an
-    /// operator's `pg_terminate_backend`) opens another: at most the write that found it gone
-    /// fails, nothing of it stored, and the writes after it are stored.
+    /// operator's `pg_terminate_backend`) opens another: the write that found it gone fails,
+    /// nothing of it stored, and the writes after it are stored.
     #[tokio::test]
     async fn the_postgres_writer_connects_again_when_the_database_ended_its_connection() {
         let Some(url) = fresh_postgres().await else {
             return;
         };
-        let store = Store::open(&url).await.unwrap();
+        // As a node of a cluster, which records no sign of life of its own: nothing but the
+        // test's writes uses the writer's connection.
+        let store = Store::open_node(&url, true).await.unwrap();
         let Db::Postgres(pool) = &store.db else {
             unreachable!("a PostgreSQL store")
         };
@@ -2707,6 +2731,7 @@ pub(crate) mod tests {
             .unwrap();
         assert!(ended);
         // Gone for sure before the next write.
+        let mut gone = false;
         for _ in 0..100 {
             let left: i64 =
                 sqlx::query_scalar("SELECT count(*) FROM pg_stat_activity WHERE pid = $1")
@@ -2715,10 +2740,12 @@ pub(crate) mod tests {
                     .await
                     .unwrap();
             if left == 0 {
+                gone = true;
                 break;
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
+        assert!(gone, "PostgreSQL did not end the writer's connection");
         let mut failures = 0;
         let mut seq = 2;
         while seq <= 4 {
@@ -2728,14 +2755,58 @@ pub(crate) mod tests {
                 Err(e) => panic!("the writer did not recover: {e}"),
             }
         }
-        // None fails when the writer's sign of life found the connection gone first.
-        assert!(
-            failures <= 1,
+        assert_eq!(
+            failures, 1,
             "only the write that found the connection gone fails"
         );
         assert_eq!(store.load(&id).await.unwrap().unwrap().frames.len(), 4);
         let again = writer_backend(pool).await;
         assert_ne!(again, writer);
+    }
+
+    /// Without PostgreSQL, a batch fails whole after one wait for a connection, rather than
+    /// each of its writes waiting again on its own: a database that never answers, where each
+    /// attempt to connect is a connection accepted, and held until the writer gives up.
+    #[tokio::test]
+    async fn a_batch_without_a_database_fails_whole_after_one_wait_for_a_connection() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let attempts = Arc::new(AtomicUsize::new(0));
+        let counted = attempts.clone();
+        tokio::spawn(async move {
+            let mut held = Vec::new();
+            while let Ok((socket, _)) = listener.accept().await {
+                counted.fetch_add(1, Ordering::SeqCst);
+                held.push(socket);
+            }
+        });
+        let pool = PgPoolOptions::new()
+            .acquire_timeout(Duration::from_millis(300))
+            .connect_lazy(&format!("postgres://hakem:hakem@{addr}/none"))
+            .unwrap();
+        let mut writer = Writer::Postgres(pool, None, Arc::default());
+        let (mut batch, mut answers) = (Vec::new(), Vec::new());
+        for _ in 0..3 {
+            let (done, answer) = oneshot::channel();
+            let write = Write::Append {
+                match_id: crate::tokens::new_id(),
+                events: events(1, 1),
+                finished: None,
+            };
+            let queued = Instant::now();
+            batch.push(Job {
+                write,
+                done,
+                queued,
+            });
+            answers.push(answer);
+        }
+        commit_batch(&mut writer, &mut batch).await;
+        for answer in answers {
+            assert!(answer.await.unwrap().is_err());
+        }
+        assert_eq!(attempts.load(Ordering::SeqCst), 1);
     }
 
     /// Events of a match that does not exist are refused, and change nothing.

@@ -58,6 +58,11 @@ pub fn histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, 600_000_000, 3).expect("valid histogram bounds")
 }
 
+/// Records `duration` in microseconds (at least one: the histogram's lowest value).
+fn record(histogram: &mut Histogram<u64>, duration: Duration) {
+    histogram.saturating_record(duration.as_micros().max(1) as u64);
+}
+
 impl Run {
     #[allow(clippy::too_many_arguments)]
     pub fn new(
@@ -216,10 +221,7 @@ async fn open_match(
         return Err(());
     };
     let creation = asked.elapsed();
-    run.tally(|t| {
-        t.creation
-            .saturating_record(creation.as_micros().max(1) as u64)
-    });
+    run.tally(|t| record(&mut t.creation, creation));
     for (conn, token) in [(&mut *p1, &t1), (&mut *p2, &t2)] {
         let id = run.id();
         let join = json!({"type": "join", "id": id, "match": match_id, "seat_token": token});
@@ -328,8 +330,7 @@ pub async fn slot(run: Arc<Run>, index: u64, spectators: Vec<mpsc::UnboundedSend
                     let latency = at.duration_since(sent);
                     if run.in_window(sent) {
                         run.tally(|t| {
-                            t.latency
-                                .saturating_record(latency.as_micros().max(1) as u64);
+                            record(&mut t.latency, latency);
                             t.moves += 1;
                             if latency > run.late {
                                 t.late += 1;
@@ -435,10 +436,7 @@ pub async fn flag_probe(run: Arc<Run>, flag_ms: u64) {
             let expected = started + Duration::from_millis(flag_ms);
             let late = ended.saturating_duration_since(expected);
             if run.in_window(ended) {
-                run.tally(|t| {
-                    t.flag_lateness
-                        .saturating_record(late.as_micros().max(1) as u64)
-                });
+                run.tally(|t| record(&mut t.flag_lateness, late));
             }
         }
     }
