@@ -2786,22 +2786,10 @@ pub(crate) mod tests {
             .connect_lazy(&format!("postgres://hakem:hakem@{addr}/none"))
             .unwrap();
         let mut writer = Writer::Postgres(pool, None, Arc::default());
-        let (mut batch, mut answers) = (Vec::new(), Vec::new());
-        for _ in 0..3 {
-            let (done, answer) = oneshot::channel();
-            let write = Write::Append {
-                match_id: crate::tokens::new_id(),
-                events: events(1, 1),
-                finished: None,
-            };
-            let queued = Instant::now();
-            batch.push(Job {
-                write,
-                done,
-                queued,
-            });
-            answers.push(answer);
-        }
+        let (mut batch, answers): (Vec<Job>, Vec<_>) = ["a", "b", "c"]
+            .iter()
+            .map(|id| answered_job(id, Instant::now()))
+            .unzip();
         commit_batch(&mut writer, &mut batch).await;
         for answer in answers {
             assert!(answer.await.unwrap().is_err());
@@ -3248,15 +3236,28 @@ pub(crate) mod tests {
 
     /// A job appending nothing to `match_id`, queued at `queued`.
     fn job(match_id: &str, queued: Instant) -> Job {
-        Job {
-            write: Write::Append {
-                match_id: match_id.into(),
-                events: Vec::new(),
-                finished: None,
+        answered_job(match_id, queued).0
+    }
+
+    /// [`job`], and where its answer arrives.
+    fn answered_job(
+        match_id: &str,
+        queued: Instant,
+    ) -> (Job, oneshot::Receiver<Result<(), String>>) {
+        let (done, answer) = oneshot::channel();
+        let write = Write::Append {
+            match_id: match_id.into(),
+            events: Vec::new(),
+            finished: None,
+        };
+        (
+            Job {
+                write,
+                done,
+                queued,
             },
-            done: oneshot::channel().0,
-            queued,
-        }
+            answer,
+        )
     }
 
     fn match_ids(batch: &[Job]) -> Vec<&str> {
