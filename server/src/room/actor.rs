@@ -114,6 +114,9 @@ struct Room {
     /// Live connections per seat, to announce connects and disconnects once.
     seat_connections: PerSeat<u32>,
     epoch: Instant,
+    /// The room's time of its last change, on the scale of [`Room::now`]: an action is
+    /// timed when it was read, but never before this, so the clocks never run backwards.
+    last_at: Millis,
     created_ms: u64,
     /// When a match nobody plays expires.
     expires_at: Instant,
@@ -210,6 +213,7 @@ pub(super) fn spawn(start: Start, instance: u64, rooms: Arc<Rooms>) -> LocalRoom
         members: HashMap::new(),
         seat_connections: PerSeat::default(),
         epoch,
+        last_at: 0,
         created_ms,
         expires_at,
         retire_at,
@@ -319,7 +323,7 @@ impl Room {
                     None => break,
                 },
                 _ = sleep_until(deadline), if deadline.is_some() => match timer {
-                    Some(Timer::Flag) => self.flag(deadline).await,
+                    Some(Timer::Flag) => Box::pin(self.flag()).await,
                     Some(Timer::Expire) => {
                         self.run_command(None, Command::Expire, None, None).await;
                     }
@@ -399,12 +403,33 @@ impl Room {
             })
     }
 
-    async fn flag(&mut self, deadline: Option<Instant>) {
+    /// The running clock's timer fired. What is already queued was read before now, some of
+    /// it perhaps before the clock ran out: it goes first, each action at the moment it was
+    /// read, so that a press that reached the server in time counts.
+    async fn flag(&mut self) {
+        for _ in 0..self.rx.len() {
+            let Ok(command) = self.rx.try_recv() else {
+                break;
+            };
+            self.on_command(command).await;
+            if self.abdicated.is_some() {
+                return;
+            }
+        }
+        self.end_if_flagged(self.time_of(None)).await;
+        self.settle_dropped().await;
+    }
+
+    /// Ends the set on time if the running clock reached zero by `at`.
+    async fn end_if_flagged(&mut self, at: Millis) {
+        let Some(deadline) = self.round.clock_deadline().filter(|&ms| ms <= at) else {
+            return;
+        };
         let before = self.round.sets().len();
-        self.run_command(None, Command::Flag, None, None).await;
-        if let (Some(deadline), true) = (deadline, self.round.sets().len() > before) {
+        if self.commit(Command::Flag, at).await.is_ok() && self.round.sets().len() > before {
+            let expired = self.epoch + Duration::from_millis(deadline);
             metrics::histogram!("hakem_flag_lateness_seconds")
-                .record(deadline.elapsed().as_secs_f64());
+                .record(expired.elapsed().as_secs_f64());
         }
     }
 
@@ -438,6 +463,17 @@ impl Room {
         self.epoch.elapsed().as_millis() as Millis
     }
 
+    /// The room's time for an action read at `received` (now, for the room's own): the moment
+    /// it reached the server, not the later one the room got to it, as a press counts when it
+    /// is made; never before the room's last change.
+    fn time_of(&self, received: Option<Instant>) -> Millis {
+        let now = self.now();
+        let read = received.map_or(now, |received| {
+            received.saturating_duration_since(self.epoch).as_millis() as Millis
+        });
+        read.min(now).max(self.last_at)
+    }
+
     async fn on_command(&mut self, command: RoomCommand) {
         match command {
             RoomCommand::Join(join) => self.join(*join).await,
@@ -462,7 +498,8 @@ impl Room {
                 let outcome = if before_play && begun {
                     Err("the match has begun".to_string())
                 } else {
-                    self.commit(command).await.map_err(|r| r.message)
+                    let at = self.time_of(None);
+                    self.commit(command, at).await.map_err(|r| r.message)
                 };
                 let _ = reply.send(outcome);
                 Box::pin(self.settle_dropped()).await;
@@ -1005,7 +1042,12 @@ impl Room {
         re: Option<RequestId>,
         received: Option<Instant>,
     ) {
-        match self.commit(command).await {
+        let at = self.time_of(received);
+        if received.is_some() {
+            // The clock ran out before this action reached the server: time comes first.
+            self.end_if_flagged(at).await;
+        }
+        match self.commit(command, at).await {
             Ok(()) => {
                 if let (Some(outbox), Some(_)) = (sender, &re) {
                     outbox.send_message(&ServerMessage::Ack {
@@ -1028,13 +1070,14 @@ impl Room {
         Box::pin(self.settle_dropped()).await;
     }
 
-    /// Decides a command, stores its events, then applies and broadcasts them.
-    async fn commit(&mut self, command: Command) -> Result<(), Refusal> {
-        let now = self.now();
-        let server_time_ms = wall_clock_ms();
+    /// Decides a command at the room's time `at`, stores its events, then applies and
+    /// broadcasts them.
+    async fn commit(&mut self, command: Command, at: Millis) -> Result<(), Refusal> {
+        // The wall-clock moment of `at`: the clocks are read, and the events stamped, as of it.
+        let server_time_ms = wall_clock_ms().saturating_sub(self.now().saturating_sub(at));
         let (next, frames) =
             self.round
-                .step(command, now, server_time_ms, &self.id, self.seq + 1)?;
+                .step(command, at, server_time_ms, &self.id, self.seq + 1)?;
         if frames.is_empty() {
             return Ok(());
         }
@@ -1094,6 +1137,7 @@ impl Room {
         }
         self.round = Arc::new(next);
         self.seq = seq;
+        self.last_at = at;
         for frame in &encoded.full {
             self.recent.push_back(frame.clone());
         }

@@ -1,5 +1,6 @@
 //! A room's own timers under tokio's paused clock: the set ends on time at exactly the
-//! configured moment, not a millisecond early, without any message arriving; a finished room
+//! configured moment, not a millisecond early, without any message arriving; an action counts
+//! at the moment it was read, whenever the room gets to it; a finished room
 //! retires after its grace; a match nobody plays expires; events beyond the history kept in
 //! memory are sent as a replay from the store; batches carry one action's events; spectators
 //! who see a match late are shown each event when it is old enough.
@@ -7,10 +8,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use hakem_protocol::{ClockConfig, Event, PerSeat, Seat, ServerMessage, SpectatorDelay};
+use hakem_protocol::{ClockConfig, ErrorCode, Event, PerSeat, Seat, ServerMessage, SpectatorDelay};
 use hakem_round::{MatchConfig, Round};
 
-use super::test_support::{self, act, event_kinds, join, settle, tokens, Member};
+use super::test_support::{self, act, event_kinds, join, queue_read_at, settle, tokens, Member};
 use super::{Action, Credential, LocalRoom, RoomSettings, Rooms, Start};
 use crate::outbox::Outgoing;
 
@@ -68,8 +69,13 @@ async fn the_set_ends_on_time_exactly_at_the_configured_time() {
 
     tokio::time::advance(Duration::from_millis(1)).await;
     settle().await;
-    let messages = p1.events();
-    assert_eq!(event_kinds(&messages), ["set_ended"]);
+    let clocks = p1_lost_on_time(&p1.events());
+    assert_eq!((clocks.p1_ms, clocks.p2_ms), (0, clock.initial_ms));
+}
+
+/// The clocks of the one event in `messages`: the set ended on time, p1's, won by p2.
+fn p1_lost_on_time(messages: &[ServerMessage]) -> hakem_protocol::Clocks {
+    assert_eq!(event_kinds(messages), ["set_ended"], "{messages:?}");
     let ServerMessage::Event(frame) = &messages[0] else {
         panic!("{messages:?}")
     };
@@ -78,21 +84,31 @@ async fn the_set_ends_on_time_exactly_at_the_configured_time() {
     };
     assert_eq!(result.reason.as_str(), "time");
     assert_eq!(result.winner, Some(Seat::P2));
-    let clocks = frame.clocks.unwrap();
-    assert_eq!((clocks.p1_ms, clocks.p2_ms), (0, clock.initial_ms));
+    frame.clocks.unwrap()
 }
 
-#[tokio::test(start_paused = true)]
-async fn a_move_and_press_hand_the_running_clock_to_the_opponent() {
+/// A seated room with `initial_ms` on each clock (no increment), `after_ms` into the first
+/// mover's (p1's) turn, and what its players were sent so far read.
+async fn seated_into_the_set(
+    initial_ms: u64,
+    after_ms: u64,
+) -> (Arc<Rooms>, LocalRoom, Member, Member) {
     let rooms = Arc::new(Rooms::default());
     let clock = ClockConfig {
-        initial_ms: 60_000,
+        initial_ms,
         increment_ms: 0,
     };
     let (room, mut p1, mut p2) = seated(&rooms, clock).await;
     p1.drain();
     p2.drain();
-    tokio::time::advance(Duration::from_millis(20_000)).await;
+    tokio::time::advance(Duration::from_millis(after_ms)).await;
+    settle().await;
+    (rooms, room, p1, p2)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_move_and_press_hand_the_running_clock_to_the_opponent() {
+    let (_rooms, room, p1, mut p2) = seated_into_the_set(60_000, 20_000).await;
     act(&room, 1, &p1, Action::Move("a1sw".into(), true)).await;
     assert_eq!(event_kinds(&p2.events()), ["moved", "pressed"]);
     // The published state counts the running clock down by itself.
@@ -111,6 +127,81 @@ async fn a_move_and_press_hand_the_running_clock_to_the_opponent() {
     };
     let clocks = frame.clocks.unwrap();
     assert_eq!((clocks.p1_ms, clocks.p2_ms), (40_000, 0));
+}
+
+/// The reading the last `pressed` event sent to `member` carries.
+fn pressed_clocks(member: &mut Member) -> hakem_protocol::Clocks {
+    let messages = member.events();
+    let pressed = messages.iter().find_map(|m| match m {
+        ServerMessage::Event(frame) if frame.event.kind() == "pressed" => frame.clocks,
+        _ => None,
+    });
+    pressed.unwrap_or_else(|| panic!("no press in {messages:?}"))
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_press_is_timed_when_it_reached_the_server_not_when_the_room_got_to_it() {
+    let (_rooms, room, mut p1, mut p2) = seated_into_the_set(60_000, 20_000).await;
+    let read = tokio::time::Instant::now();
+    // The frame waited 5 s before the room got to it (a busy server, a slow disk).
+    tokio::time::advance(Duration::from_millis(5_000)).await;
+    queue_read_at(&room, 1, &p1, Action::Move("a1sw".into(), true), read).await;
+    settle().await;
+    let clocks = pressed_clocks(&mut p2);
+    assert_eq!((clocks.p1_ms, clocks.p2_ms), (40_000, 60_000));
+    assert_eq!(clocks.running, Some(Seat::P2));
+    // The press started p2's clock at the moment it was made.
+    assert_eq!(room.state().clocks.unwrap().p2_ms, 55_000);
+
+    // And the room's time never runs backwards: an action read before the last one is timed
+    // with it.
+    tokio::time::advance(Duration::from_millis(1_000)).await;
+    queue_read_at(&room, 2, &p2, Action::Move("b2sw".into(), true), read).await;
+    settle().await;
+    let clocks = pressed_clocks(&mut p1);
+    assert_eq!((clocks.p1_ms, clocks.p2_ms), (40_000, 60_000));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_press_read_before_the_clock_ran_out_counts_though_the_room_got_to_it_after() {
+    for _ in 0..8 {
+        let (_rooms, room, p1, mut p2) = seated_into_the_set(1_000, 990).await;
+        let read = tokio::time::Instant::now();
+        // The room's timer fires before it gets to the press read at 990 ms.
+        tokio::time::advance(Duration::from_millis(20)).await;
+        queue_read_at(&room, 1, &p1, Action::Move("a1sw".into(), true), read).await;
+        settle().await;
+        let messages = p2.events();
+        assert_eq!(event_kinds(&messages), ["moved", "pressed"], "{messages:?}");
+        let ServerMessage::Event(frame) = &messages[1] else {
+            panic!("{messages:?}")
+        };
+        let clocks = frame.clocks.unwrap();
+        assert_eq!((clocks.p1_ms, clocks.running), (10, Some(Seat::P2)));
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_action_read_after_the_clock_ran_out_loses_on_time_though_the_room_got_to_it_first() {
+    for _ in 0..8 {
+        let (_rooms, room, mut p1, mut p2) = seated_into_the_set(1_000, 990).await;
+        // Read 5 ms after the clock ran out; the room gets to it 5 ms later still, before
+        // its own timer.
+        let read = tokio::time::Instant::now() + Duration::from_millis(15);
+        queue_read_at(&room, 1, &p1, Action::Move("a1sw".into(), true), read).await;
+        tokio::time::advance(Duration::from_millis(20)).await;
+        settle().await;
+        assert_eq!(p1_lost_on_time(&p2.events()).p1_ms, 0);
+        // The move came too late: p1 is told so, and it changed nothing.
+        let refused = p1.events();
+        assert!(
+            refused
+                .iter()
+                .any(|m| matches!(m, ServerMessage::Error(e) if e.code == ErrorCode::SetOver)),
+            "{refused:?}"
+        );
+        assert_eq!(room.state().clocks.unwrap().p1_ms, 0);
+    }
 }
 
 #[tokio::test(start_paused = true)]

@@ -405,7 +405,7 @@ enum RoomCommand {
         action: Action,
         outbox: Outbox,
         re: Option<RequestId>,
-        /// When the frame arrived, for the latency histogram.
+        /// When the frame was read: the action's time on the clocks, and the start of its latency.
         received: Instant,
     },
     Decree {
@@ -516,7 +516,7 @@ impl RoomHandle {
 pub struct ActContext {
     pub outbox: Outbox,
     pub re: Option<RequestId>,
-    /// When the frame arrived, for the latency histogram.
+    /// When the frame was read: the action's time on the clocks, and the start of its latency.
     pub received: Instant,
     /// Who sends it, for a room elsewhere (a room here has it in the action).
     pub speaker: Option<Speaker>,

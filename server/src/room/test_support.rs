@@ -111,16 +111,21 @@ pub fn join(conn: u64, member: &Member, credential: Credential) -> Join {
 }
 
 pub async fn act(room: &LocalRoom, conn: u64, member: &Member, action: Action) {
-    room.act(
-        conn,
-        action,
-        member.outbox.clone(),
-        None,
-        tokio::time::Instant::now(),
-    )
-    .await
-    .unwrap();
+    queue_read_at(room, conn, member, action, tokio::time::Instant::now()).await;
     settle().await;
+}
+
+/// Queues `action` as a frame read at `read`, without letting the room run.
+pub async fn queue_read_at(
+    room: &LocalRoom,
+    conn: u64,
+    member: &Member,
+    action: Action,
+    read: tokio::time::Instant,
+) {
+    room.act(conn, action, member.outbox.clone(), None, read)
+        .await
+        .unwrap();
 }
 
 /// A room of match `m1` with no store: memory is its whole history.
