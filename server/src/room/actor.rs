@@ -19,8 +19,8 @@ use super::chat::{self, Chat, Speaker};
 use super::delay::Delayed;
 use super::RematchStep;
 use super::{
-    role_of, summary_of_round, Action, Credential, FinishSink, Join, LocalRoom, Published, Role,
-    RoomCommand, RoomSettings, Rooms, Shown, Start, Tokens, ROOM_QUEUE,
+    role_of, summary_of_round, Action, Credential, FinishSink, Join, LocalRoom, Published, Queued,
+    Role, RoomCommand, RoomSettings, Rooms, Shown, Start, Tokens, ROOM_QUEUE,
 };
 use crate::outbox::{self, encode, ConnId, Outbox};
 use crate::store::{Finish, NewEvent, Store};
@@ -117,6 +117,9 @@ struct Room {
     /// The room's time of its last change, on the scale of [`Room::now`]: an action is
     /// timed when it was read, but never before this, so the clocks never run backwards.
     last_at: Millis,
+    /// When the command being handled was queued (an action: read); what it causes is timed
+    /// then. `None` while the room's own timers act: they act now.
+    handling: Option<Instant>,
     created_ms: u64,
     /// When a match nobody plays expires.
     expires_at: Instant,
@@ -124,7 +127,7 @@ struct Room {
     retire_at: Option<Instant>,
     settings: RoomSettings,
     published: watch::Sender<Arc<Published>>,
-    rx: mpsc::Receiver<RoomCommand>,
+    rx: mpsc::Receiver<Queued>,
     /// Where events are written before anyone hears of them; `None` only in unit tests.
     store: Option<Store>,
     /// Members whose outbox overflowed or closed during a broadcast, to be removed after it.
@@ -214,6 +217,7 @@ pub(super) fn spawn(start: Start, instance: u64, rooms: Arc<Rooms>) -> LocalRoom
         seat_connections: PerSeat::default(),
         epoch,
         last_at: 0,
+        handling: None,
         created_ms,
         expires_at,
         retire_at,
@@ -318,8 +322,8 @@ impl Room {
         loop {
             let (timer, deadline) = self.next_timer();
             tokio::select! {
-                command = self.rx.recv() => match command {
-                    Some(command) => self.on_command(command).await,
+                queued = self.rx.recv() => match queued {
+                    Some(queued) => self.on_queued(queued).await,
                     None => break,
                 },
                 _ = sleep_until(deadline), if deadline.is_some() => match timer {
@@ -348,7 +352,7 @@ impl Room {
         let why = self.abdicated.unwrap_or("the match moved to another node");
         self.rooms.retire(&self.id, self.instance);
         self.rx.close();
-        while let Some(command) = self.rx.recv().await {
+        while let Some(Queued { command, .. }) = self.rx.recv().await {
             match command {
                 RoomCommand::Join(join) => join.outbox.close_away(why),
                 RoomCommand::Act { outbox, .. } => outbox.close_away(why),
@@ -408,37 +412,38 @@ impl Room {
     /// read, so that a press that reached the server in time counts.
     async fn flag(&mut self) {
         for _ in 0..self.rx.len() {
-            let Ok(command) = self.rx.try_recv() else {
+            let Ok(queued) = self.rx.try_recv() else {
                 break;
             };
-            self.on_command(command).await;
+            self.on_queued(queued).await;
             if self.abdicated.is_some() {
                 return;
             }
         }
-        self.end_if_flagged(self.time_of(None)).await;
+        // A store that failed has been logged, and the timer fires again.
+        let _ = self.end_on_time(self.time_of(None)).await;
         self.settle_dropped().await;
     }
 
     /// Ends the set on time if the running clock reached zero by `at`.
-    async fn end_if_flagged(&mut self, at: Millis) {
-        let Some(deadline) = self.round.clock_deadline().filter(|&ms| ms <= at) else {
-            return;
-        };
+    async fn end_on_time(&mut self, at: Millis) -> Result<(), Refusal> {
+        let deadline = self.round.clock_deadline();
         let before = self.round.sets().len();
-        if self.commit(Command::Flag, at).await.is_ok() && self.round.sets().len() > before {
+        self.commit(Command::Flag, at).await?;
+        if let (Some(deadline), true) = (deadline, self.round.sets().len() > before) {
             let expired = self.epoch + Duration::from_millis(deadline);
             metrics::histogram!("hakem_flag_lateness_seconds")
                 .record(expired.elapsed().as_secs_f64());
         }
+        Ok(())
     }
 
     /// Leaves the registry, answers what is still queued, and ends.
     async fn retire(mut self) {
         self.rooms.retire(&self.id, self.instance);
         self.rx.close();
-        while let Some(command) = self.rx.recv().await {
-            self.on_command(command).await;
+        while let Some(queued) = self.rx.recv().await {
+            self.on_queued(queued).await;
         }
         // Whoever is still connected is told the seats are empty: a later reader of the match
         // finds nobody at it.
@@ -463,18 +468,25 @@ impl Room {
         self.epoch.elapsed().as_millis() as Millis
     }
 
-    /// The room's time for an action read at `received` (now, for the room's own): the moment
-    /// it reached the server, not the later one the room got to it, as a press counts when it
-    /// is made; never before the room's last change.
+    /// The room's time for an action read at `received` (without one, the command being
+    /// handled's, or now for the room's own): the moment it reached the server, not the later
+    /// one the room got to it, as a press counts when it is made; never before the room's last
+    /// change.
     fn time_of(&self, received: Option<Instant>) -> Millis {
         let now = self.now();
-        let read = received.map_or(now, |received| {
-            received.saturating_duration_since(self.epoch).as_millis() as Millis
+        let read = received.or(self.handling).map_or(now, |read| {
+            read.saturating_duration_since(self.epoch).as_millis() as Millis
         });
         read.min(now).max(self.last_at)
     }
 
-    async fn on_command(&mut self, command: RoomCommand) {
+    async fn on_queued(&mut self, Queued { at, command }: Queued) {
+        self.handling = Some(at);
+        self.on_command(command, at).await;
+        self.handling = None;
+    }
+
+    async fn on_command(&mut self, command: RoomCommand, at: Instant) {
         match command {
             RoomCommand::Join(join) => self.join(*join).await,
             RoomCommand::Leave { conn } => {
@@ -486,8 +498,7 @@ impl Room {
                 action,
                 outbox,
                 re,
-                received,
-            } => self.act(conn, action, &outbox, re, received).await,
+            } => self.act(conn, action, &outbox, re, at).await,
             RoomCommand::Decree {
                 command,
                 before_play,
@@ -1043,10 +1054,6 @@ impl Room {
         received: Option<Instant>,
     ) {
         let at = self.time_of(received);
-        if received.is_some() {
-            // The clock ran out before this action reached the server: time comes first.
-            self.end_if_flagged(at).await;
-        }
         match self.commit(command, at).await {
             Ok(()) => {
                 if let (Some(outbox), Some(_)) = (sender, &re) {
@@ -1073,6 +1080,13 @@ impl Room {
     /// Decides a command at the room's time `at`, stores its events, then applies and
     /// broadcasts them.
     async fn commit(&mut self, command: Command, at: Millis) -> Result<(), Refusal> {
+        if !matches!(command, Command::Flag)
+            && self.round.clock_deadline().is_some_and(|ms| ms <= at)
+        {
+            // The running clock ran out before this: the set ends on time first (and if that
+            // cannot be stored, nothing after it is decided).
+            Box::pin(self.end_on_time(at)).await?;
+        }
         // The wall-clock moment of `at`: the clocks are read, and the events stamped, as of it.
         let server_time_ms = wall_clock_ms().saturating_sub(self.now().saturating_sub(at));
         let (next, frames) =
@@ -1149,7 +1163,9 @@ impl Room {
         }
         match &mut self.delayed {
             Some(delayed) => {
-                let due = Instant::now() + Duration::from_secs(u64::from(delayed.delay.seconds));
+                let due = self.epoch
+                    + Duration::from_millis(at)
+                    + Duration::from_secs(u64::from(delayed.delay.seconds));
                 self.broadcast(&encoded, Audience::NotSpectators);
                 if let Some(delayed) = &mut self.delayed {
                     let frames = encoded.frames.clone();

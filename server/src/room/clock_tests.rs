@@ -153,18 +153,23 @@ async fn a_press_is_timed_when_it_reached_the_server_not_when_the_room_got_to_it
     // The press started p2's clock at the moment it was made.
     assert_eq!(room.state().clocks.unwrap().p2_ms, 55_000);
 
-    // And the room's time never runs backwards: an action read before the last one is timed
-    // with it.
+    // And the room's time never runs backwards: an action read before the last one (a
+    // second before p1's press, handled a second after it was) is timed with it.
     tokio::time::advance(Duration::from_millis(1_000)).await;
-    queue_read_at(&room, 2, &p2, Action::Move("b2sw".into(), true), read).await;
+    let earlier = read - Duration::from_millis(1_000);
+    queue_read_at(&room, 2, &p2, Action::Move("b2sw".into(), true), earlier).await;
     settle().await;
     let clocks = pressed_clocks(&mut p1);
     assert_eq!((clocks.p1_ms, clocks.p2_ms), (40_000, 60_000));
+    // p1's clock runs from p1's own press, not from a second before it.
+    assert_eq!(room.state().clocks.unwrap().p1_ms, 34_000);
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_press_read_before_the_clock_ran_out_counts_though_the_room_got_to_it_after() {
-    for _ in 0..8 {
+    // Whether the room sees its timer or the press first is the runtime's choice: either
+    // way, the press counts (sixteen rooms see both ways all but once in 65,536 runs).
+    for _ in 0..16 {
         let (_rooms, room, p1, mut p2) = seated_into_the_set(1_000, 990).await;
         let read = tokio::time::Instant::now();
         // The room's timer fires before it gets to the press read at 990 ms.
@@ -178,6 +183,27 @@ async fn a_press_read_before_the_clock_ran_out_counts_though_the_room_got_to_it_
         };
         let clocks = frame.clocks.unwrap();
         assert_eq!((clocks.p1_ms, clocks.running), (10, Some(Seat::P2)));
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_press_queued_behind_a_leave_counts_when_both_were_sent_before_the_clock_ran_out() {
+    for _ in 0..16 {
+        let (_rooms, room, mut p1, _p2) = seated_into_the_set(1_000, 990).await;
+        // p2's connection closes, then p1's press is read, both at 990 ms; the room gets to
+        // them at 1,010 ms, its timer due as well.
+        room.leave(2).await.unwrap();
+        let read = tokio::time::Instant::now();
+        queue_read_at(&room, 1, &p1, Action::Move("a1sw".into(), true), read).await;
+        tokio::time::advance(Duration::from_millis(20)).await;
+        settle().await;
+        let messages = p1.events();
+        assert_eq!(
+            event_kinds(&messages),
+            ["player_disconnected", "moved", "pressed"],
+            "{messages:?}"
+        );
+        assert_eq!(room.state().clocks.unwrap().p1_ms, 10);
     }
 }
 

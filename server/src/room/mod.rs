@@ -392,6 +392,14 @@ pub fn summary_of_round(
     }
 }
 
+/// A command as it waits in a room's queue, with the moment it was sent (an action's: the
+/// moment its frame was read). What it causes is timed then, not when the room gets to it: the
+/// room may be busy, or its clock's timer may fire in between.
+struct Queued {
+    at: Instant,
+    command: RoomCommand,
+}
+
 /// A request to a room.
 enum RoomCommand {
     /// Boxed: a join is rare and larger than the rest, and every queued command takes the
@@ -400,13 +408,12 @@ enum RoomCommand {
     Leave {
         conn: ConnId,
     },
+    /// Queued at the moment its frame was read.
     Act {
         conn: ConnId,
         action: Action,
         outbox: Outbox,
         re: Option<RequestId>,
-        /// When the frame was read: the action's time on the clocks, and the start of its latency.
-        received: Instant,
     },
     Decree {
         command: Command,
@@ -526,7 +533,7 @@ pub struct ActContext {
 #[derive(Clone, Debug)]
 pub struct LocalRoom {
     instance: u64,
-    tx: mpsc::Sender<RoomCommand>,
+    tx: mpsc::Sender<Queued>,
     published: watch::Receiver<Arc<Published>>,
 }
 
@@ -538,7 +545,11 @@ impl std::fmt::Debug for RoomCommand {
 
 impl LocalRoom {
     async fn send(&self, command: RoomCommand) -> Result<(), Gone> {
-        self.tx.send(command).await.map_err(|_| Gone)
+        self.send_at(Instant::now(), command).await
+    }
+
+    async fn send_at(&self, at: Instant, command: RoomCommand) -> Result<(), Gone> {
+        self.tx.send(Queued { at, command }).await.map_err(|_| Gone)
     }
 
     /// Enters the room: the room answers the member itself (`state` or events, then `ack`,
@@ -561,13 +572,15 @@ impl LocalRoom {
         re: Option<RequestId>,
         received: Instant,
     ) -> Result<(), Gone> {
-        self.send(RoomCommand::Act {
-            conn,
-            action,
-            outbox,
-            re,
+        self.send_at(
             received,
-        })
+            RoomCommand::Act {
+                conn,
+                action,
+                outbox,
+                re,
+            },
+        )
         .await
     }
 
