@@ -120,6 +120,9 @@ struct Room {
     /// When the command being handled was queued (an action: read); what it causes is timed
     /// then. `None` while the room's own timers act: they act now.
     handling: Option<Instant>,
+    /// Not before then do the clock's and the expiry's timers act again: their last command
+    /// could not be stored.
+    retry_at: Option<Instant>,
     created_ms: u64,
     /// When a match nobody plays expires.
     expires_at: Instant,
@@ -218,6 +221,7 @@ pub(super) fn spawn(start: Start, instance: u64, rooms: Arc<Rooms>) -> LocalRoom
         epoch,
         last_at: 0,
         handling: None,
+        retry_at: None,
         created_ms,
         expires_at,
         retire_at,
@@ -303,6 +307,9 @@ fn shown_of(delayed: &Delayed<Encoded>) -> Shown {
     }
 }
 
+/// How long a timer whose command could not be stored waits before it tries again.
+const TIMER_RETRY_AFTER: Duration = Duration::from_secs(1);
+
 async fn sleep_until(deadline: Option<Instant>) {
     match deadline {
         Some(deadline) => tokio::time::sleep_until(deadline).await,
@@ -329,7 +336,9 @@ impl Room {
                 _ = sleep_until(deadline), if deadline.is_some() => match timer {
                     Some(Timer::Flag) => Box::pin(self.flag()).await,
                     Some(Timer::Expire) => {
-                        self.run_command(None, Command::Expire, None, None).await;
+                        let at = self.time_of(None);
+                        let stored = self.commit(Command::Expire, at).await;
+                        self.timer_done(stored).await;
                     }
                     Some(Timer::Release) => {
                         self.release_shown(false);
@@ -382,6 +391,10 @@ impl Room {
             .clock_deadline()
             .and_then(|ms| self.epoch.checked_add(Duration::from_millis(ms)));
         let expire = self.expires().then_some(self.expires_at);
+        let (flag, expire) = match self.retry_at {
+            Some(retry) => (flag.map(|at| at.max(retry)), expire.map(|at| at.max(retry))),
+            None => (flag, expire),
+        };
         let release = self.delayed.as_ref().and_then(Delayed::next_due);
         [
             (Timer::Flag, flag),
@@ -420,8 +433,14 @@ impl Room {
                 return;
             }
         }
-        // A store that failed has been logged, and the timer fires again.
-        let _ = self.end_on_time(self.time_of(None)).await;
+        let stored = self.end_on_time(self.time_of(None)).await;
+        self.timer_done(stored).await;
+    }
+
+    /// After a timer's command: one that could not be stored (and has been logged) is tried
+    /// again a while later, not at once and again and again while the store fails.
+    async fn timer_done(&mut self, stored: Result<(), Refusal>) {
+        self.retry_at = stored.is_err().then(|| Instant::now() + TIMER_RETRY_AFTER);
         self.settle_dropped().await;
     }
 

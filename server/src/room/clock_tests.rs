@@ -522,11 +522,14 @@ async fn spectators_who_see_a_match_moves_behind_see_a_move_once_the_next_is_mad
 }
 
 /// A room of match `m1` writing to a fresh SQLite store where the match is recorded.
-async fn stored_room(rooms: &Arc<Rooms>) -> (LocalRoom, crate::store::Store) {
+async fn stored_room(
+    rooms: &Arc<Rooms>,
+    clock: Option<ClockConfig>,
+) -> (LocalRoom, crate::store::Store) {
     let (_file, store) = crate::store::tests::sqlite_store().await;
     let spec = crate::store::tests::spec();
     store.create_match("m1", &spec, 0).await.unwrap();
-    let config = MatchConfig::new("pentago", None, 3, None, 3, PerSeat::default()).unwrap();
+    let config = MatchConfig::new("pentago", None, 3, clock, 3, PerSeat::default()).unwrap();
     let room = test_support::start_stored(
         rooms,
         config,
@@ -541,10 +544,13 @@ fn with_event(kind: &'static str) -> impl Fn(&ServerMessage) -> bool {
     move |m| event_kinds(std::slice::from_ref(m)).contains(&kind)
 }
 
-/// Both players seated and ready, and a spectator who takes batches, in a stored room; what
-/// they were sent so far is read.
-async fn stored_and_ready(rooms: &Arc<Rooms>) -> (LocalRoom, crate::store::Store, [Member; 3]) {
-    let (room, store) = stored_room(rooms).await;
+/// Both players seated and ready, and a spectator who takes batches, in a stored room (with
+/// `clock`); what they were sent so far is read.
+async fn stored_and_ready(
+    rooms: &Arc<Rooms>,
+    clock: Option<ClockConfig>,
+) -> (LocalRoom, crate::store::Store, [Member; 3]) {
+    let (room, store) = stored_room(rooms, clock).await;
     let (mut p1, mut p2, mut watcher) = (Member::new(), Member::new(), Member::new());
     for (conn, member, token) in [(1, &p1, "a"), (2, &p2, "b")] {
         room.join(join(conn, member, Credential::Seat(token.repeat(32))))
@@ -566,7 +572,7 @@ async fn stored_and_ready(rooms: &Arc<Rooms>) -> (LocalRoom, crate::store::Store
 #[tokio::test]
 async fn with_a_store_every_member_gets_an_action_once_stored_and_the_mover_its_ack_last() {
     let rooms = Arc::new(Rooms::default());
-    let (room, store, [mut p1, mut p2, mut watcher]) = stored_and_ready(&rooms).await;
+    let (room, store, [mut p1, mut p2, mut watcher]) = stored_and_ready(&rooms, None).await;
     let re: hakem_protocol::RequestId = serde_json::from_str("7").unwrap();
     room.act(
         1,
@@ -606,11 +612,9 @@ async fn with_a_store_every_member_gets_an_action_once_stored_and_the_mover_its_
     );
 }
 
-#[tokio::test]
-async fn a_room_whose_events_are_not_stored_tells_nobody_of_them() {
-    let rooms = Arc::new(Rooms::default());
-    let (room, store, [mut p1, mut p2, mut watcher]) = stored_and_ready(&rooms).await;
-    // Another writer took the room's next number: the room's append is refused.
+/// Stores an event of match `m1` under the number its room would write next, as another
+/// writer could: the room's writes are refused from then on.
+async fn take_the_next_number(store: &crate::store::Store) {
     let next = store.load("m1").await.unwrap().unwrap().frames.len() as u64 + 1;
     let taken = crate::store::NewEvent {
         seq: next,
@@ -618,6 +622,14 @@ async fn a_room_whose_events_are_not_stored_tells_nobody_of_them() {
         frame: "{}".into(),
     };
     store.append("m1", vec![taken], None).await.unwrap();
+}
+
+#[tokio::test]
+async fn a_room_whose_events_are_not_stored_tells_nobody_of_them() {
+    let rooms = Arc::new(Rooms::default());
+    let (room, store, [mut p1, mut p2, mut watcher]) = stored_and_ready(&rooms, None).await;
+    // Another writer took the room's next number: the room's append is refused.
+    take_the_next_number(&store).await;
     act(&room, 1, &p1, Action::Move("a1sw".into(), true)).await;
     let mover = p1.until(|m| matches!(m, ServerMessage::Error(_))).await;
     assert!(event_kinds(&mover).is_empty(), "{mover:?}");
@@ -625,4 +637,61 @@ async fn a_room_whose_events_are_not_stored_tells_nobody_of_them() {
     // frames would be queued by now.
     assert!(p2.drain().is_empty());
     assert!(watcher.drain().is_empty());
+}
+
+/// The errors logged so far on this thread (a test's rooms run on its own thread).
+fn errors_logged_here() -> usize {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, Once};
+    use std::thread::ThreadId;
+    use tracing_subscriber::layer::SubscriberExt;
+
+    static COUNTS: Mutex<Option<HashMap<ThreadId, usize>>> = Mutex::new(None);
+    struct CountErrors;
+    impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for CountErrors {
+        fn on_event(
+            &self,
+            event: &tracing::Event<'_>,
+            _: tracing_subscriber::layer::Context<'_, S>,
+        ) {
+            if *event.metadata().level() == tracing::Level::ERROR {
+                let mut counts = COUNTS.lock().unwrap();
+                let counts = counts.get_or_insert_with(HashMap::new);
+                *counts.entry(std::thread::current().id()).or_default() += 1;
+            }
+        }
+    }
+    // One subscriber for the whole test binary: one set for a thread alone missed events
+    // whose callsites other tests' threads had registered first.
+    static INSTALL: Once = Once::new();
+    INSTALL.call_once(|| {
+        let _ = tracing::subscriber::set_global_default(
+            tracing_subscriber::registry().with(CountErrors),
+        );
+    });
+    let counts = COUNTS.lock().unwrap();
+    counts
+        .as_ref()
+        .and_then(|counts| counts.get(&std::thread::current().id()).copied())
+        .unwrap_or(0)
+}
+
+#[tokio::test]
+async fn a_set_end_on_time_that_cannot_be_stored_is_tried_again_a_second_later_not_at_once() {
+    let errors_before = errors_logged_here();
+    let rooms = Arc::new(Rooms::default());
+    let clock = ClockConfig {
+        initial_ms: 1_000,
+        increment_ms: 0,
+    };
+    let (room, store, [mut p1, _p2, _watcher]) = stored_and_ready(&rooms, Some(clock)).await;
+    // Another writer took the room's next number: every write of the room fails from now on.
+    take_the_next_number(&store).await;
+    tokio::time::sleep(std::time::Duration::from_millis(2_600)).await;
+    // The clock ran out a second into the set: tried then, and again about a second later.
+    // The room logs each write that fails.
+    let tries = errors_logged_here() - errors_before;
+    assert!((1..=3).contains(&tries), "{tries} tries to end the set");
+    assert!(event_kinds(&p1.events()).is_empty(), "nothing was stored");
+    assert_eq!(room.status(), hakem_protocol::MatchStatus::Playing);
 }
