@@ -1158,6 +1158,8 @@ impl Room {
                     "the server could not store this action; nothing changed, try again",
                 ));
             }
+            // The store works again: the timers need not wait for it.
+            self.retry_at = None;
         }
         if finished_now {
             metrics::gauge!("hakem_live_matches").decrement(1.0);

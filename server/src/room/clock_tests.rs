@@ -666,7 +666,9 @@ fn errors_logged_here() -> usize {
     static INSTALL: Once = Once::new();
     INSTALL.call_once(|| {
         let _ = tracing::subscriber::set_global_default(
-            tracing_subscriber::registry().with(CountErrors),
+            tracing_subscriber::registry()
+                .with(tracing_subscriber::filter::LevelFilter::ERROR)
+                .with(CountErrors),
         );
     });
     let counts = COUNTS.lock().unwrap();
