@@ -336,7 +336,7 @@ impl Room {
                 _ = sleep_until(deadline), if deadline.is_some() => match timer {
                     Some(Timer::Flag) => Box::pin(self.flag()).await,
                     Some(Timer::Expire) => {
-                        let at = self.time_of(None);
+                        let at = self.time();
                         let stored = self.commit(Command::Expire, at).await;
                         self.timer_done(stored).await;
                     }
@@ -433,7 +433,7 @@ impl Room {
                 return;
             }
         }
-        let stored = self.end_on_time(self.time_of(None)).await;
+        let stored = self.end_on_time(self.time()).await;
         self.timer_done(stored).await;
     }
 
@@ -487,16 +487,15 @@ impl Room {
         self.epoch.elapsed().as_millis() as Millis
     }
 
-    /// The room's time for an action read at `received` (without one, the command being
-    /// handled's, or now for the room's own): the moment it reached the server, not the later
-    /// one the room got to it, as a press counts when it is made; never before the room's last
-    /// change.
-    fn time_of(&self, received: Option<Instant>) -> Millis {
+    /// The room's time for what it does now: the moment the command being handled was queued
+    /// (an action: read), not the later one the room got to it, as a press counts when it is
+    /// made; now for the room's own timers; never before the room's last change.
+    fn time(&self) -> Millis {
         let now = self.now();
-        let read = received.or(self.handling).map_or(now, |read| {
-            read.saturating_duration_since(self.epoch).as_millis() as Millis
+        let queued = self.handling.map_or(now, |queued| {
+            queued.saturating_duration_since(self.epoch).as_millis() as Millis
         });
-        read.min(now).max(self.last_at)
+        queued.min(now).max(self.last_at)
     }
 
     async fn on_queued(&mut self, Queued { at, command }: Queued) {
@@ -528,7 +527,7 @@ impl Room {
                 let outcome = if before_play && begun {
                     Err("the match has begun".to_string())
                 } else {
-                    let at = self.time_of(None);
+                    let at = self.time();
                     self.commit(command, at).await.map_err(|r| r.message)
                 };
                 let _ = reply.send(outcome);
@@ -1072,7 +1071,7 @@ impl Room {
         re: Option<RequestId>,
         received: Option<Instant>,
     ) {
-        let at = self.time_of(received);
+        let at = self.time();
         match self.commit(command, at).await {
             Ok(()) => {
                 if let (Some(outbox), Some(_)) = (sender, &re) {
