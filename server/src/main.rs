@@ -252,6 +252,7 @@ async fn serve(args: Args) -> std::process::ExitCode {
     let settings = hakem_server::store::StoreSettings {
         in_cluster: node.is_some(),
         commit_wait: std::time::Duration::from_micros(args.commit_wait),
+        ..Default::default()
     };
     let store = match hakem_server::store::Store::open_with(&args.database, settings).await {
         Ok(store) => store,

@@ -45,6 +45,7 @@ const MIGRATIONS: &[(i64, &str)] = &[
         13,
         include_str!("../migrations/0013_events_key_checked_by_the_writer.sql"),
     ),
+    (14, include_str!("../migrations/0014_recent_events.sql")),
 ];
 
 /// Steps whose text differs on PostgreSQL, by version: it replaces the one in [`MIGRATIONS`].
@@ -63,7 +64,13 @@ pub struct StoreSettings {
     /// whatever it holds, so fewer, fuller commits cost less CPU for a little more latency
     /// (docs/performance.md).
     pub commit_wait: Duration,
+    /// On SQLite, the events appended since the last move into the events' key that make the
+    /// next move due (see [`Recent`]).
+    pub move_after: usize,
 }
+
+/// The default of [`StoreSettings::move_after`].
+pub const MOVE_AFTER: usize = 60_000;
 
 /// The default of [`StoreSettings::commit_wait`].
 pub const COMMIT_WAIT: Duration = Duration::from_micros(300);
@@ -76,6 +83,7 @@ impl Default for StoreSettings {
         StoreSettings {
             in_cluster: false,
             commit_wait: COMMIT_WAIT,
+            move_after: MOVE_AFTER,
         }
     }
 }
@@ -286,6 +294,8 @@ pub struct Store {
     tournaments_fence: Arc<OnceLock<TournamentsFence>>,
     /// The setting the writer records the server's signs of life in.
     alive_key: AliveKey,
+    /// On SQLite, the matches with events not yet moved into the events' key.
+    recent: Option<RecentMatches>,
 }
 
 /// The epoch of the tournaments' lease while this node of a cluster holds it (`None` while it
@@ -480,11 +490,17 @@ impl Store {
         ));
         let (writer, queue) = mpsc::channel(WRITER_QUEUE);
         let fences: Arc<OnceLock<Fences>> = Arc::default();
+        let mut recent = None;
         match &db {
             Db::Sqlite(_) => {
                 let file = sqlite_file.clone().expect("a SQLite file");
-                let writer = SqliteWriter::open(file, settings.commit_wait.min(MAX_COMMIT_WAIT))
-                    .map_err(|e| StoreError(format!("cannot open the SQLite writer: {e}")))?;
+                let writer = SqliteWriter::open(
+                    file,
+                    settings.commit_wait.min(MAX_COMMIT_WAIT),
+                    settings.move_after.max(1),
+                )
+                .map_err(|e| StoreError(format!("cannot open the SQLite writer: {e}")))?;
+                recent = Some(writer.recent.last_seq.clone());
                 spawn_sqlite_writer(write_loop(
                     Writer::Sqlite(Box::new(writer)),
                     queue,
@@ -508,6 +524,7 @@ impl Store {
             fences,
             tournaments_fence: Arc::default(),
             alive_key,
+            recent,
         })
     }
 
@@ -767,6 +784,24 @@ impl Store {
         .await
     }
 
+    /// Where the events of `id` (of every match: `None`) are read from: on SQLite, `events`
+    /// and, unless none of the match's are there, the recent ones not yet moved into it (a
+    /// row being moved is in both for a while: taken once).
+    fn events_table(&self, id: Option<&str>) -> &'static str {
+        let recent = match (&self.recent, id) {
+            (None, _) => false,
+            (Some(_), None) => true,
+            (Some(matches), Some(id)) => matches.lock().expect("recent").contains_key(id),
+        };
+        match recent {
+            true => {
+                "(SELECT match_id, seq, at_ms, frame FROM events \
+                 UNION SELECT match_id, seq, at_ms, frame FROM events_recent)"
+            }
+            false => "events",
+        }
+    }
+
     /// Every match that is not finished, with its events, oldest first.
     pub async fn live_matches(&self) -> Result<Vec<StoredMatch>, StoreError> {
         let specs = sql_for(
@@ -775,8 +810,11 @@ impl Store {
         );
         let events = sql_for(
             &self.db,
-            "SELECT e.match_id, e.frame, e.at_ms FROM events e JOIN matches m ON m.id = e.match_id \
-             WHERE m.finished = 0 ORDER BY e.match_id, e.seq",
+            &format!(
+                "SELECT e.match_id, e.frame, e.at_ms FROM {} e JOIN matches m ON m.id = e.match_id \
+                 WHERE m.finished = 0 ORDER BY e.match_id, e.seq",
+                self.events_table(None)
+            ),
         );
         type Spec = (String, String, i64);
         type Event = (String, String, i64);
@@ -856,8 +894,11 @@ impl Store {
     ) -> Result<Vec<String>, StoreError> {
         let sql = sql_for(
             &self.db,
-            "SELECT frame FROM events WHERE match_id = $1 AND seq >= $2 AND seq <= $3 \
-             ORDER BY seq LIMIT $4",
+            &format!(
+                "SELECT frame FROM {} e WHERE match_id = $1 AND seq >= $2 AND seq <= $3 \
+                 ORDER BY seq LIMIT $4",
+                self.events_table(Some(id))
+            ),
         );
         let bound = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
         Ok(on_db!(&self.db, pool => {
@@ -1761,6 +1802,7 @@ fn sqlite_rows(columns: usize) -> String {
 struct SqliteTexts {
     matches: String,
     events: String,
+    copy_recent: String,
     finished: String,
     chat: String,
 }
@@ -1774,9 +1816,14 @@ impl SqliteTexts {
                 sqlite_rows(4)
             ),
             events: format!(
-                "INSERT INTO events (match_id, seq, at_ms, frame) \
+                "INSERT INTO events_recent (match_id, seq, at_ms, frame) \
                  SELECT (SELECT m.id FROM matches m WHERE m.id = column1), column2, column3, \
                  column4 FROM (VALUES {}) WHERE column1 IS NOT NULL",
+                sqlite_rows(4)
+            ),
+            copy_recent: format!(
+                "INSERT OR IGNORE INTO events (match_id, seq, at_ms, frame) \
+                 SELECT * FROM (VALUES {}) WHERE column1 IS NOT NULL",
                 sqlite_rows(4)
             ),
             finished: format!(
@@ -1920,6 +1967,66 @@ fn sqlite_broken(e: &rusqlite::Error) -> bool {
     )
 }
 
+/// Runs a step of a move without a flush of its own: the next batch's commit flushes the WAL
+/// with it, and a step lost in a crash is taken again at the next start. Should the setting
+/// not come back, the connection fails the step, and is opened again (with it) before the
+/// next batch.
+fn unsynced<T>(
+    conn: &mut rusqlite::Connection,
+    step: impl FnOnce(&mut rusqlite::Connection) -> rusqlite::Result<T>,
+) -> rusqlite::Result<T> {
+    conn.execute_batch("PRAGMA synchronous = OFF")?;
+    let outcome = step(conn);
+    match conn.execute_batch("PRAGMA synchronous = FULL") {
+        Ok(()) => outcome,
+        Err(_) => Err(rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_IOERR),
+            Some("the connection's flush setting could not be restored".into()),
+        )),
+    }
+}
+
+/// Copies `rows` into `events` in one transaction; those there already are left.
+fn copy_step(
+    conn: &mut rusqlite::Connection,
+    sql: &str,
+    rows: &[RecentRow],
+) -> rusqlite::Result<()> {
+    use rusqlite::ToSql;
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    let rows: Vec<[&dyn ToSql; 4]> = rows
+        .iter()
+        .rev()
+        .map(|(id, seq, at_ms, frame)| -> [&dyn ToSql; 4] { [id, seq, at_ms, frame] })
+        .collect();
+    run_padded(&tx, sql, &rows)?;
+    tx.commit()
+}
+
+/// The last number of each match `rows` append to, checking that each event follows those
+/// stored: an event numbered again is refused.
+fn numbered<'a>(
+    conn: &rusqlite::Connection,
+    recent: &Recent,
+    rows: &Rows<'a>,
+) -> rusqlite::Result<std::collections::HashMap<&'a str, i64>> {
+    let mut last: std::collections::HashMap<&'a str, i64> = Default::default();
+    let stored = recent.last_seq.lock().expect("recent");
+    for &(id, seq, _, _) in &rows.events {
+        let before = match last.get(id).or_else(|| stored.get(id).map(|(n, _)| n)) {
+            Some(n) => *n,
+            None => conn
+                .prepare_cached("SELECT COALESCE(MAX(seq), 0) FROM events WHERE match_id = ?1")?
+                .query_row([id], |row| row.get(0))?,
+        };
+        if seq <= before {
+            return Err(numbered_again(id, seq));
+        }
+        last.insert(id, seq);
+    }
+    Ok(last)
+}
+
 /// SQLite's writer: a connection of its own to the database file, used only on the writer's
 /// own thread (see [`spawn_sqlite_writer`]), its statements, and the copy of its WAL.
 struct SqliteWriter {
@@ -1929,17 +2036,110 @@ struct SqliteWriter {
     checkpoint: Checkpoint,
     /// See [`StoreSettings::commit_wait`].
     commit_wait: Duration,
+    recent: Recent,
+}
+
+/// The events in `events_recent`, not yet moved into `events`.
+#[derive(Default)]
+struct Recent {
+    /// Rows appended since the last move began, and when the first of them was.
+    rows: usize,
+    since: Option<Instant>,
+    /// See [`StoreSettings::move_after`].
+    move_after: usize,
+    /// The last number stored of each match with events in `events_recent`, and the move it
+    /// was appended after (see [`Moving::generation`]): the table has no key, so the writer
+    /// refuses an event numbered again itself. Readers look here whether a match has any.
+    last_seq: RecentMatches,
+    /// Moves begun.
+    generation: u64,
+    moving: Option<Moving>,
+}
+
+/// See [`Recent::last_seq`]: entered once a match's events are committed, before anyone is
+/// told of them, and left once they are moved.
+type RecentMatches = Arc<std::sync::Mutex<std::collections::HashMap<String, (i64, u64)>>>;
+
+/// A move of `events_recent` into `events` under way: the rows up to `last` (a rowid), read
+/// in the key's order beside the writer, go over a step at a time between the writer's
+/// batches, and are then deleted a step at a time. Until they are deleted a row is in both
+/// tables; reads take it once, and a move cut short by a crash is finished at the next start.
+struct Moving {
+    last: i64,
+    generation: u64,
+    stage: MoveStage,
+}
+
+enum MoveStage {
+    /// The rows, read on a thread and a connection of their own.
+    Reading(std::sync::mpsc::Receiver<rusqlite::Result<Vec<RecentRow>>>),
+    /// Copying into `events`, from the end of the list backwards.
+    Copying(Vec<RecentRow>),
+    /// Deleting from `events_recent`, from this rowid on.
+    Deleting(i64),
+}
+
+type RecentRow = (String, i64, i64, String);
+
+/// However few events were appended, a move is due this long after the first of them: a
+/// quiet server's reads of recent matches need not look through `events_recent` for long.
+const MOVE_EVERY: Duration = Duration::from_secs(60);
+
+/// Rows copied, or deleted, in one step of a move: a step holds up the writer's next batch.
+const MOVE_STEP: usize = 512;
+
+/// Moves every row of `events_recent` into `events`, in the key's order, in one transaction
+/// (at the start, before any room writes).
+fn move_all_recent(conn: &mut rusqlite::Connection) -> rusqlite::Result<usize> {
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    let moved = tx.execute(
+        "INSERT OR IGNORE INTO events (match_id, seq, at_ms, frame) \
+         SELECT match_id, seq, at_ms, frame FROM events_recent ORDER BY match_id, seq",
+        [],
+    )?;
+    tx.execute("DELETE FROM events_recent", [])?;
+    tx.commit()?;
+    Ok(moved)
+}
+
+/// The rows of `events_recent` up to `last`, in the key's order.
+fn read_recent(path: &std::path::Path, last: i64) -> rusqlite::Result<Vec<RecentRow>> {
+    let conn = sqlite_connection(path)?;
+    let mut statement = conn.prepare(
+        "SELECT match_id, seq, at_ms, frame FROM events_recent WHERE rowid <= ?1 \
+         ORDER BY match_id DESC, seq DESC",
+    )?;
+    let rows = statement.query_map([last], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?;
+    rows.collect()
+}
+
+/// An event numbered again: refused as the events' key would.
+fn numbered_again(match_id: &str, seq: i64) -> rusqlite::Error {
+    rusqlite::Error::SqliteFailure(
+        rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY),
+        Some(format!("event {seq} of match {match_id} is stored already")),
+    )
 }
 
 impl SqliteWriter {
-    fn open(path: std::path::PathBuf, commit_wait: Duration) -> rusqlite::Result<SqliteWriter> {
-        let conn = sqlite_connection(&path)?;
+    fn open(
+        path: std::path::PathBuf,
+        commit_wait: Duration,
+        move_after: usize,
+    ) -> rusqlite::Result<SqliteWriter> {
+        let mut conn = sqlite_connection(&path)?;
+        // What the last run left in `events_recent` goes into `events` before anything new.
+        move_all_recent(&mut conn)?;
         Ok(SqliteWriter {
             path,
             conn: Some(conn),
             texts: SqliteTexts::new(),
             checkpoint: Checkpoint::default(),
             commit_wait,
+            recent: Recent {
+                move_after,
+                ..Recent::default()
+            },
         })
     }
 
@@ -1958,9 +2158,138 @@ impl SqliteWriter {
             Some(conn) => conn,
             None => self.conn.insert(sqlite_connection(&self.path)?),
         };
-        let outcome = commit_sqlite(conn, texts, rows);
+        let outcome = numbered(conn, &self.recent, rows)
+            .and_then(|last| commit_sqlite(conn, texts, rows).map(|()| last));
         self.forget_if_broken(&outcome);
-        outcome
+        let last = outcome?;
+        if !rows.events.is_empty() {
+            self.recent.rows += rows.events.len();
+            self.recent.since.get_or_insert_with(Instant::now);
+        }
+        let generation = self.recent.generation;
+        let mut stored = self.recent.last_seq.lock().expect("recent");
+        for (id, seq) in last {
+            stored.insert(id.to_string(), (seq, generation));
+        }
+        Ok(())
+    }
+
+    /// Begins a move of `events_recent` into `events` when it is due (see
+    /// [`StoreSettings::move_after`], [`MOVE_EVERY`]), or takes the next step of the move
+    /// under way.
+    fn move_recent(&mut self) {
+        let Some(conn) = self.conn.as_mut() else {
+            return;
+        };
+        let recent = &mut self.recent;
+        let Some(moving) = recent.moving.as_mut() else {
+            let due = recent.rows >= recent.move_after
+                || recent.since.is_some_and(|t| t.elapsed() >= MOVE_EVERY);
+            if !due {
+                return;
+            }
+            let last: rusqlite::Result<Option<i64>> =
+                conn.query_row("SELECT MAX(rowid) FROM events_recent", [], |r| r.get(0));
+            let last = match last {
+                Ok(Some(last)) => last,
+                Ok(None) => {
+                    recent.rows = 0;
+                    recent.since = None;
+                    return;
+                }
+                Err(e) => return tracing::warn!(error = %e, "recent events not moved"),
+            };
+            let (send, receive) = std::sync::mpsc::sync_channel(1);
+            let path = self.path.clone();
+            // Read beside the writer: a reader does not hold up commits.
+            let read = move || {
+                let _ = send.send(read_recent(&path, last));
+            };
+            if let Err(e) = std::thread::Builder::new()
+                .name("hakem-recent".into())
+                .spawn(read)
+            {
+                return tracing::warn!(error = %e, "recent events not moved");
+            }
+            recent.rows = 0;
+            recent.since = None;
+            recent.moving = Some(Moving {
+                last,
+                generation: recent.generation,
+                stage: MoveStage::Reading(receive),
+            });
+            recent.generation += 1;
+            return;
+        };
+        let started = Instant::now();
+        let outcome = match &mut moving.stage {
+            MoveStage::Reading(receive) => match receive.try_recv() {
+                Ok(Ok(rows)) => {
+                    moving.stage = MoveStage::Copying(rows);
+                    Ok(())
+                }
+                Ok(Err(e)) => Err(e),
+                Err(std::sync::mpsc::TryRecvError::Empty) => return,
+                Err(std::sync::mpsc::TryRecvError::Disconnected) => {
+                    Err(rusqlite::Error::InvalidQuery)
+                }
+            },
+            MoveStage::Copying(rows) => {
+                let step = rows.len().saturating_sub(MOVE_STEP);
+                let outcome = unsynced(conn, |c| {
+                    copy_step(c, &self.texts.copy_recent, &rows[step..])
+                });
+                if outcome.is_ok() {
+                    self.checkpoint.rows_since += rows.len() - step;
+                    rows.truncate(step);
+                    if rows.is_empty() {
+                        let first: rusqlite::Result<Option<i64>> =
+                            conn.query_row("SELECT MIN(rowid) FROM events_recent", [], |r| {
+                                r.get(0)
+                            });
+                        // Unknown, nothing is deleted: the next move takes these rows again.
+                        moving.stage =
+                            MoveStage::Deleting(first.ok().flatten().unwrap_or(moving.last + 1));
+                    }
+                }
+                outcome
+            }
+            MoveStage::Deleting(next) => {
+                let upto = (*next)
+                    .saturating_add(MOVE_STEP as i64 - 1)
+                    .min(moving.last);
+                let outcome = unsynced(conn, |c| {
+                    c.prepare_cached("DELETE FROM events_recent WHERE rowid <= ?1")?
+                        .execute([upto])
+                });
+                if outcome.is_ok() {
+                    *next = upto + 1;
+                }
+                outcome.map(|_| ())
+            }
+        };
+        metrics::histogram!("hakem_store_move_seconds").record(started.elapsed().as_secs_f64());
+        if let Err(e) = outcome {
+            tracing::warn!(error = %e, "recent events not moved; tried again later");
+            // Begun again from its start: what was copied already is left as it is. The
+            // connection is let go, whatever failed: the next one flushes every commit (see
+            // `unsynced`) and is in no transaction.
+            recent.moving = None;
+            recent.rows = recent.rows.max(recent.move_after / 4 * 3);
+            recent.since.get_or_insert_with(Instant::now);
+            self.conn = None;
+            return;
+        }
+        if matches!(moving.stage, MoveStage::Deleting(next) if next > moving.last) {
+            // Every match last written before the move began has its events in `events` now.
+            let before = moving.generation;
+            recent
+                .last_seq
+                .lock()
+                .expect("recent")
+                .retain(|_, (_, generation)| *generation > before);
+            recent.moving = None;
+        }
     }
 
     /// Records that the server is alive (see [`Writer::alive`]).
@@ -2273,8 +2602,25 @@ impl Writer {
     /// step of a copy when that is due and `idle` (no write waiting).
     fn checkpoint(&mut self, idle: bool) {
         if let Writer::Sqlite(writer) = self {
+            writer.move_recent();
             writer.checkpoint(idle);
         }
+    }
+
+    /// Moves every recent event of SQLite's into the key at once (the server stops).
+    fn move_all_recent(&mut self) {
+        if let Writer::Sqlite(writer) = self {
+            if let Some(conn) = writer.conn.as_mut() {
+                if let Err(e) = move_all_recent(conn) {
+                    tracing::warn!(error = %e, "recent events left for the next start");
+                }
+            }
+        }
+    }
+
+    /// Whether a move of SQLite's recent events is under way.
+    fn moving(&self) -> bool {
+        matches!(self, Writer::Sqlite(writer) if writer.recent.moving.is_some())
     }
 }
 
@@ -2463,11 +2809,19 @@ async fn write_loop(mut writer: Writer, mut queue: mpsc::Receiver<Job>, alive_ke
             writer.release_memory();
             released = true;
         }
+        // A move under way takes its next step as soon as no write waits.
+        let wake = match writer.moving() {
+            true => next_alive.min(tokio::time::Instant::now() + MOVE_PAUSE),
+            false => next_alive,
+        };
         let received = tokio::select! {
+            biased;
             received = queue.recv_many(&mut batch, MAX_BATCH) => received,
-            _ = tokio::time::sleep_until(next_alive) => continue,
+            _ = tokio::time::sleep_until(wake) => continue,
         };
         if received == 0 {
+            // Stopped: what is still recent goes into the key now rather than at the next start.
+            writer.move_all_recent();
             break;
         }
         if let Some(wait) = writer.commit_wait() {
@@ -2482,6 +2836,10 @@ async fn write_loop(mut writer: Writer, mut queue: mpsc::Receiver<Job>, alive_ke
         released = false;
     }
 }
+
+/// Between two steps of a move while no write waits: short, but not a spin (a move's rows
+/// may still be being read).
+const MOVE_PAUSE: Duration = Duration::from_millis(1);
 
 /// A batch of fewer writes than this waits for more (see [`StoreSettings::commit_wait`]); a
 /// larger one, a backlog among them, is committed at once.
@@ -3177,11 +3535,201 @@ pub(crate) mod tests {
     }
 
     /// A SQLite writer of its own on the file of a fresh store, and a match created in it.
+    /// Rows of `events` and of `events_recent` in the SQLite file.
+    fn rows_of_events(file: &std::path::Path) -> (i64, i64) {
+        let conn = rusqlite::Connection::open(file).unwrap();
+        conn.query_row(
+            "SELECT (SELECT COUNT(*) FROM events), (SELECT COUNT(*) FROM events_recent)",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap()
+    }
+
+    fn seqs(frames: &[String]) -> Vec<u64> {
+        frames
+            .iter()
+            .map(|f| {
+                serde_json::from_str::<serde_json::Value>(f).unwrap()["seq"]
+                    .as_u64()
+                    .unwrap()
+            })
+            .collect()
+    }
+
+    /// Reads of `ids`, each of which has events 1 to `last`: each event once, in order.
+    async fn each_event_once(store: &Store, ids: &[String], last: u64) {
+        for id in ids {
+            let frames = store.frames(id, 1, u64::MAX, u32::MAX).await.unwrap();
+            assert_eq!(seqs(&frames), (1..=last).collect::<Vec<_>>());
+            let some = store.frames(id, 101, 150, 20).await.unwrap();
+            assert_eq!(seqs(&some), (101..=120).collect::<Vec<_>>());
+        }
+    }
+
+    #[tokio::test]
+    async fn recent_events_are_read_once_before_during_and_after_their_move_into_the_key() {
+        let (file, store) = sqlite_store().await;
+        let ids: Vec<String> = (0..3).map(|_| crate::tokens::new_id()).collect();
+        for id in &ids {
+            store.create_match(id, &spec(), 5).await.unwrap();
+        }
+        // A writer that stands in for the store's, whose moves the test takes step by step.
+        let mut writer = SqliteWriter::open(file.clone(), Duration::ZERO, 600).unwrap();
+        writer.recent.last_seq = store.recent.clone().expect("SQLite");
+        let mut writer = Writer::Sqlite(Box::new(writer));
+        let append = |id: &String, from, n| Write::Append {
+            match_id: id.clone(),
+            events: events(from, n),
+            finished: None,
+        };
+        // 300 events of each match: more than one step of a move.
+        for id in &ids {
+            assert!(writer.commit(&[&append(id, 1, 300)]).await.is_ok());
+        }
+        assert!(
+            writer.commit(&[&append(&ids[0], 300, 1)]).await.is_err(),
+            "an event numbered again, not yet moved"
+        );
+        assert_eq!(rows_of_events(&file), (0, 900));
+        each_event_once(&store, &ids, 300).await;
+        let mut seen = Vec::new();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while rows_of_events(&file) != (900, 0) {
+            assert!(Instant::now() < deadline, "the move ended");
+            writer.checkpoint(true);
+            let rows = rows_of_events(&file);
+            if seen.last() != Some(&rows) {
+                seen.push(rows);
+            }
+            each_event_once(&store, &ids, 300).await;
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        // Copied in steps while still in `events_recent`, then deleted in steps.
+        assert_eq!(
+            seen,
+            vec![(0, 900), (512, 900), (900, 900), (900, 388), (900, 0)]
+        );
+        assert!(store.recent.as_ref().unwrap().lock().unwrap().is_empty());
+        for id in &ids {
+            assert!(
+                writer.commit(&[&append(id, 300, 1)]).await.is_err(),
+                "an event numbered again, moved into the key"
+            );
+            assert!(writer.commit(&[&append(id, 7, 1)]).await.is_err());
+        }
+        assert!(writer.commit(&[&append(&ids[0], 301, 2)]).await.is_ok());
+        let frames = store
+            .frames(&ids[0], 295, u64::MAX, u32::MAX)
+            .await
+            .unwrap();
+        assert_eq!(seqs(&frames), (295..=302).collect::<Vec<_>>());
+        let live = store.live_matches().await.unwrap();
+        assert_eq!(live.len(), 3);
+        for m in live {
+            assert_eq!(m.frames.len(), if m.id == ids[0] { 302 } else { 300 });
+        }
+    }
+
+    #[tokio::test]
+    async fn the_writer_moves_recent_events_into_the_key_between_its_batches() {
+        let file = fresh_sqlite_file();
+        let settings = StoreSettings {
+            move_after: 600,
+            ..StoreSettings::default()
+        };
+        let store = Store::open_with(&format!("sqlite://{}", file.display()), settings)
+            .await
+            .unwrap();
+        let ids: Vec<String> = (0..2).map(|_| crate::tokens::new_id()).collect();
+        for id in &ids {
+            store.create_match(id, &spec(), 5).await.unwrap();
+            store.append(id, events(1, 300), None).await.unwrap();
+        }
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while rows_of_events(&file) != (600, 0) {
+            assert!(
+                Instant::now() < deadline,
+                "moved: {:?}",
+                rows_of_events(&file)
+            );
+            each_event_once(&store, &ids, 300).await;
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+        each_event_once(&store, &ids, 300).await;
+        assert!(store.append(&ids[1], events(300, 1), None).await.is_err());
+        store.append(&ids[1], events(301, 1), None).await.unwrap();
+        assert_eq!(rows_of_events(&file), (600, 1));
+    }
+
+    #[tokio::test]
+    async fn a_stopping_writer_moves_its_recent_events_into_the_key() {
+        let (file, store) = sqlite_store().await;
+        let id = crate::tokens::new_id();
+        store.create_match(&id, &spec(), 5).await.unwrap();
+        store.append(&id, events(1, 5), None).await.unwrap();
+        assert_eq!(rows_of_events(&file), (0, 5));
+        drop(store);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while rows_of_events(&file) != (5, 0) {
+            assert!(
+                Instant::now() < deadline,
+                "moved: {:?}",
+                rows_of_events(&file)
+            );
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+
+    #[tokio::test]
+    async fn events_left_recent_by_a_crash_or_a_move_cut_short_are_moved_at_the_next_start() {
+        // A database of this schema that no writer has opened, holding what a crash leaves:
+        // five recent events, three of them copied into the key by a move that did not get
+        // to delete them.
+        let file = fresh_sqlite_file();
+        let url = format!("sqlite://{}?mode=rwc", file.display());
+        let db = Db::Sqlite(SqlitePool::connect(&url).await.unwrap());
+        migrate(&db).await.unwrap();
+        on_db!(&db, pool => pool.close().await);
+        let id = crate::tokens::new_id();
+        let conn = rusqlite::Connection::open(&file).unwrap();
+        conn.execute(
+            "INSERT INTO matches (id, created_ms, spec, finished) VALUES (?1, 5, ?2, 0)",
+            rusqlite::params![id, serde_json::to_string(&spec()).unwrap()],
+        )
+        .unwrap();
+        for seq in 1..=5 {
+            conn.execute(
+                "INSERT INTO events_recent (match_id, seq, at_ms, frame) VALUES (?1, ?2, 1, ?3)",
+                rusqlite::params![id, seq, format!(r#"{{"seq":{seq}}}"#)],
+            )
+            .unwrap();
+        }
+        conn.execute(
+            "INSERT INTO events SELECT match_id, seq, at_ms, frame FROM events_recent \
+             WHERE seq <= 3",
+            [],
+        )
+        .unwrap();
+        drop(conn);
+        assert_eq!(rows_of_events(&file), (3, 5));
+        let store = Store::open(&url).await.unwrap();
+        assert_eq!(rows_of_events(&file), (5, 0));
+        let stored = store.load(&id).await.unwrap().unwrap();
+        assert_eq!(seqs(&stored.frames), vec![1, 2, 3, 4, 5]);
+        assert!(store.append(&id, events(5, 1), None).await.is_err());
+        store.append(&id, events(6, 1), None).await.unwrap();
+        assert_eq!(rows_of_events(&file), (5, 1));
+    }
+
     async fn sqlite_writer() -> (Store, Writer, String) {
         let (file, store) = sqlite_store().await;
         let id = crate::tokens::new_id();
         store.create_match(&id, &spec(), 5).await.unwrap();
-        let writer = Writer::Sqlite(Box::new(SqliteWriter::open(file, Duration::ZERO).unwrap()));
+        let mut writer = SqliteWriter::open(file, Duration::ZERO, MOVE_AFTER).unwrap();
+        // The store's readers look at what its writer appended; this one stands in for it.
+        writer.recent.last_seq = store.recent.clone().expect("SQLite");
+        let writer = Writer::Sqlite(Box::new(writer));
         (store, writer, id)
     }
 
@@ -3219,8 +3767,9 @@ pub(crate) mod tests {
                 .is_ok());
             seq += size as u64;
         }
-        // One statement for matches, one for events, one for the finished: however many rows.
-        assert_eq!(prepared_statements(&writer), 3);
+        // One statement for matches, one for events, one for the finished, and the look-up
+        // of a match's last number (see `numbered`): however many rows.
+        assert_eq!(prepared_statements(&writer), 4);
         let stored = store.load(&id).await.unwrap().unwrap();
         let seqs: Vec<u64> = stored
             .frames
@@ -3339,14 +3888,16 @@ pub(crate) mod tests {
             finished: None,
         };
         assert!(writer.commit(&[&append(1)]).await.is_ok());
+        // The events' statement and the look-up of the match's last number.
         assert_eq!(
             prepared_statements(&writer),
-            1,
-            "the batch's statement is kept for the next one"
+            2,
+            "the batch's statements are kept for the next one"
         );
         writer.release_memory();
         assert_eq!(prepared_statements(&writer), 0);
-        // The connection itself stays open, and the next batch prepares its statement again.
+        // The connection itself stays open, and the next batch prepares its statement again
+        // (the match's last number is known to the writer by now).
         assert!(writer.commit(&[&append(4)]).await.is_ok());
         assert_eq!(prepared_statements(&writer), 1);
         let stored = store.load(&id).await.unwrap().unwrap();
