@@ -784,15 +784,21 @@ impl Store {
         .await
     }
 
-    /// Where the events of `id` (of every match: `None`) are read from: on SQLite, `events`
-    /// and, unless none of the match's are there, the recent ones not yet moved into it (a
-    /// row being moved is in both for a while: taken once).
-    fn events_table(&self, id: Option<&str>) -> &'static str {
-        let recent = match (&self.recent, id) {
-            (None, _) => false,
-            (Some(_), None) => true,
-            (Some(matches), Some(id)) => matches.lock().expect("recent").contains_key(id),
-        };
+    /// Whether any match has events not yet moved into the key (SQLite).
+    fn any_recent(&self) -> bool {
+        self.recent
+            .as_ref()
+            .is_some_and(|matches| !matches.lock().expect("recent").is_empty())
+    }
+
+    /// Where the events of `id` are read from: on SQLite, `events` and, unless none of the
+    /// match's are there, the recent ones not yet moved into it (a row being moved is in both
+    /// for a while: taken once).
+    fn events_table(&self, id: &str) -> &'static str {
+        let recent = self
+            .recent
+            .as_ref()
+            .is_some_and(|matches| matches.lock().expect("recent").contains_key(id));
         match recent {
             true => {
                 "(SELECT match_id, seq, at_ms, frame FROM events \
@@ -808,14 +814,24 @@ impl Store {
             &self.db,
             "SELECT id, spec, created_ms FROM matches WHERE finished = 0 ORDER BY created_ms, id",
         );
-        let events = sql_for(
-            &self.db,
-            &format!(
-                "SELECT e.match_id, e.frame, e.at_ms FROM {} e JOIN matches m ON m.id = e.match_id \
-                 WHERE m.finished = 0 ORDER BY e.match_id, e.seq",
-                self.events_table(None)
+        // Each table joined on its own: a join outside a union would read every event stored.
+        let live_events = |table: &str| {
+            format!(
+                "SELECT e.match_id, e.seq, e.frame, e.at_ms FROM {table} e \
+                 JOIN matches m ON m.id = e.match_id WHERE m.finished = 0"
+            )
+        };
+        let events = match self.any_recent() {
+            true => format!(
+                "SELECT match_id, frame, at_ms FROM ({} UNION {}) AS live ORDER BY match_id, seq",
+                live_events("events"),
+                live_events("events_recent")
             ),
-        );
+            false => format!(
+                "SELECT match_id, frame, at_ms FROM ({}) AS live ORDER BY match_id, seq",
+                live_events("events")
+            ),
+        };
         type Spec = (String, String, i64);
         type Event = (String, String, i64);
         let (specs, events): (Vec<Spec>, Vec<Event>) = on_db!(&self.db, pool => {
@@ -897,7 +913,7 @@ impl Store {
             &format!(
                 "SELECT frame FROM {} e WHERE match_id = $1 AND seq >= $2 AND seq <= $3 \
                  ORDER BY seq LIMIT $4",
-                self.events_table(Some(id))
+                self.events_table(id)
             ),
         );
         let bound = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
@@ -1967,15 +1983,16 @@ fn sqlite_broken(e: &rusqlite::Error) -> bool {
     )
 }
 
-/// Runs a step of a move without a flush of its own: the next batch's commit flushes the WAL
-/// with it, and a step lost in a crash is taken again at the next start. Should the setting
-/// not come back, the connection fails the step, and is opened again (with it) before the
-/// next batch.
+/// Runs a step of a move without a flush of its own (`synchronous = NORMAL`): the next batch's
+/// commit flushes the WAL with it, and a step lost in a crash is taken again at the next start.
+/// Not `OFF`: a step that starts the WAL afresh must still flush the WAL's new header first, or
+/// a power failure could replay the old WAL over the database. Should the setting not come
+/// back, the connection fails the step, and is opened again (with it) before the next batch.
 fn unsynced<T>(
     conn: &mut rusqlite::Connection,
     step: impl FnOnce(&mut rusqlite::Connection) -> rusqlite::Result<T>,
 ) -> rusqlite::Result<T> {
-    conn.execute_batch("PRAGMA synchronous = OFF")?;
+    conn.execute_batch("PRAGMA synchronous = NORMAL")?;
     let outcome = step(conn);
     match conn.execute_batch("PRAGMA synchronous = FULL") {
         Ok(()) => outcome,
@@ -2011,9 +2028,17 @@ fn numbered<'a>(
     rows: &Rows<'a>,
 ) -> rusqlite::Result<std::collections::HashMap<&'a str, i64>> {
     let mut last: std::collections::HashMap<&'a str, i64> = Default::default();
-    let stored = recent.last_seq.lock().expect("recent");
+    {
+        // Readers wait on this lock: the database is asked with it let go.
+        let stored = recent.last_seq.lock().expect("recent");
+        for &(id, ..) in &rows.events {
+            if let Some((n, _)) = stored.get(id) {
+                last.insert(id, *n);
+            }
+        }
+    }
     for &(id, seq, _, _) in &rows.events {
-        let before = match last.get(id).or_else(|| stored.get(id).map(|(n, _)| n)) {
+        let before = match last.get(id) {
             Some(n) => *n,
             None => conn
                 .prepare_cached("SELECT COALESCE(MAX(seq), 0) FROM events WHERE match_id = ?1")?
@@ -2607,17 +2632,6 @@ impl Writer {
         }
     }
 
-    /// Moves every recent event of SQLite's into the key at once (the server stops).
-    fn move_all_recent(&mut self) {
-        if let Writer::Sqlite(writer) = self {
-            if let Some(conn) = writer.conn.as_mut() {
-                if let Err(e) = move_all_recent(conn) {
-                    tracing::warn!(error = %e, "recent events left for the next start");
-                }
-            }
-        }
-    }
-
     /// Whether a move of SQLite's recent events is under way.
     fn moving(&self) -> bool {
         matches!(self, Writer::Sqlite(writer) if writer.recent.moving.is_some())
@@ -2809,7 +2823,8 @@ async fn write_loop(mut writer: Writer, mut queue: mpsc::Receiver<Job>, alive_ke
             writer.release_memory();
             released = true;
         }
-        // A move under way takes its next step as soon as no write waits.
+        // A move under way takes a step on every pass: after each batch, and every
+        // millisecond while no write waits.
         let wake = match writer.moving() {
             true => next_alive.min(tokio::time::Instant::now() + MOVE_PAUSE),
             false => next_alive,
@@ -2820,8 +2835,6 @@ async fn write_loop(mut writer: Writer, mut queue: mpsc::Receiver<Job>, alive_ke
             _ = tokio::time::sleep_until(wake) => continue,
         };
         if received == 0 {
-            // Stopped: what is still recent goes into the key now rather than at the next start.
-            writer.move_all_recent();
             break;
         }
         if let Some(wait) = writer.commit_wait() {
@@ -3534,7 +3547,6 @@ pub(crate) mod tests {
         n
     }
 
-    /// A SQLite writer of its own on the file of a fresh store, and a match created in it.
     /// Rows of `events` and of `events_recent` in the SQLite file.
     fn rows_of_events(file: &std::path::Path) -> (i64, i64) {
         let conn = rusqlite::Connection::open(file).unwrap();
@@ -3663,25 +3675,6 @@ pub(crate) mod tests {
     }
 
     #[tokio::test]
-    async fn a_stopping_writer_moves_its_recent_events_into_the_key() {
-        let (file, store) = sqlite_store().await;
-        let id = crate::tokens::new_id();
-        store.create_match(&id, &spec(), 5).await.unwrap();
-        store.append(&id, events(1, 5), None).await.unwrap();
-        assert_eq!(rows_of_events(&file), (0, 5));
-        drop(store);
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while rows_of_events(&file) != (5, 0) {
-            assert!(
-                Instant::now() < deadline,
-                "moved: {:?}",
-                rows_of_events(&file)
-            );
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-    }
-
-    #[tokio::test]
     async fn events_left_recent_by_a_crash_or_a_move_cut_short_are_moved_at_the_next_start() {
         // A database of this schema that no writer has opened, holding what a crash leaves:
         // five recent events, three of them copied into the key by a move that did not get
@@ -3722,6 +3715,7 @@ pub(crate) mod tests {
         assert_eq!(rows_of_events(&file), (5, 1));
     }
 
+    /// A SQLite writer of its own on the file of a fresh store, and a match created in it.
     async fn sqlite_writer() -> (Store, Writer, String) {
         let (file, store) = sqlite_store().await;
         let id = crate::tokens::new_id();

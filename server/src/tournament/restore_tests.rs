@@ -43,6 +43,7 @@ async fn a_tournament_catches_up_with_its_matches_at_start() {
     let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
     for sql in [
         "DELETE FROM events WHERE match_id = ?1",
+        "DELETE FROM events_recent WHERE match_id = ?1",
         "DELETE FROM matches WHERE id = ?1",
     ] {
         sqlx::query(sql)
