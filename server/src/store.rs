@@ -1996,9 +1996,9 @@ fn unsynced<T>(
     let outcome = step(conn);
     match conn.execute_batch("PRAGMA synchronous = FULL") {
         Ok(()) => outcome,
-        Err(_) => Err(rusqlite::Error::SqliteFailure(
-            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_IOERR),
-            Some("the connection's flush setting could not be restored".into()),
+        Err(_) => Err(writer_error(
+            rusqlite::ffi::SQLITE_IOERR,
+            "the connection's flush setting could not be restored".into(),
         )),
     }
 }
@@ -2100,8 +2100,8 @@ enum MoveStage {
     Reading(std::sync::mpsc::Receiver<rusqlite::Result<Vec<RecentRow>>>),
     /// Copying into `events`, from the end of the list backwards.
     Copying(Vec<RecentRow>),
-    /// Deleting from `events_recent`, from this rowid on.
-    Deleting(i64),
+    /// Deleting from `events_recent`, in the order they were appended.
+    Deleting,
 }
 
 type RecentRow = (String, i64, i64, String);
@@ -2140,10 +2140,15 @@ fn read_recent(path: &std::path::Path, last: i64) -> rusqlite::Result<Vec<Recent
 
 /// An event numbered again: refused as the events' key would.
 fn numbered_again(match_id: &str, seq: i64) -> rusqlite::Error {
-    rusqlite::Error::SqliteFailure(
-        rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY),
-        Some(format!("event {seq} of match {match_id} is stored already")),
+    writer_error(
+        rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY,
+        format!("event {seq} of match {match_id} is stored already"),
     )
+}
+
+/// A failure the writer finds itself, as SQLite's own of that `code`.
+fn writer_error(code: i32, message: String) -> rusqlite::Error {
+    rusqlite::Error::SqliteFailure(rusqlite::ffi::Error::new(code), Some(message))
 }
 
 impl SqliteWriter {
@@ -2247,6 +2252,7 @@ impl SqliteWriter {
             return;
         };
         let started = Instant::now();
+        let mut deleted_all = false;
         let outcome = match &mut moving.stage {
             MoveStage::Reading(receive) => match receive.try_recv() {
                 Ok(Ok(rows)) => {
@@ -2268,28 +2274,21 @@ impl SqliteWriter {
                     self.checkpoint.rows_since += rows.len() - step;
                     rows.truncate(step);
                     if rows.is_empty() {
-                        let first: rusqlite::Result<Option<i64>> =
-                            conn.query_row("SELECT MIN(rowid) FROM events_recent", [], |r| {
-                                r.get(0)
-                            });
-                        // Unknown, nothing is deleted: the next move takes these rows again.
-                        moving.stage =
-                            MoveStage::Deleting(first.ok().flatten().unwrap_or(moving.last + 1));
+                        moving.stage = MoveStage::Deleting;
                     }
                 }
                 outcome
             }
-            MoveStage::Deleting(next) => {
-                let upto = (*next)
-                    .saturating_add(MOVE_STEP as i64 - 1)
-                    .min(moving.last);
+            MoveStage::Deleting => {
                 let outcome = unsynced(conn, |c| {
-                    c.prepare_cached("DELETE FROM events_recent WHERE rowid <= ?1")?
-                        .execute([upto])
+                    c.prepare_cached(
+                        "DELETE FROM events_recent WHERE rowid IN (SELECT rowid FROM \
+                         events_recent WHERE rowid <= ?1 ORDER BY rowid LIMIT ?2)",
+                    )?
+                    .execute([moving.last, MOVE_STEP as i64])
                 });
-                if outcome.is_ok() {
-                    *next = upto + 1;
-                }
+                // The last step deletes fewer than a whole step.
+                deleted_all = outcome.as_ref().is_ok_and(|n| *n < MOVE_STEP);
                 outcome.map(|_| ())
             }
         };
@@ -2305,7 +2304,7 @@ impl SqliteWriter {
             self.conn = None;
             return;
         }
-        if matches!(moving.stage, MoveStage::Deleting(next) if next > moving.last) {
+        if deleted_all {
             // Every match last written before the move began has its events in `events` now.
             let before = moving.generation;
             recent
