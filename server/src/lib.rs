@@ -10,6 +10,7 @@ mod analysis;
 mod archive;
 pub mod cluster;
 mod export;
+mod file_lock;
 pub mod guard;
 mod house_bot;
 pub mod http;

@@ -437,6 +437,7 @@ impl Store {
         let in_cluster = settings.in_cluster;
         // The file the SQLite writer opens on its own thread (see `spawn_sqlite_writer`).
         let mut sqlite_file = None;
+        let mut sqlite_lock = None;
         let db = if url.starts_with("postgres://") || url.starts_with("postgresql://") {
             let pool = PgPoolOptions::new()
                 .max_connections(8)
@@ -471,6 +472,7 @@ impl Store {
                 .idle_timeout(Duration::from_secs(10))
                 .connect_with(options)
                 .await?;
+            sqlite_lock = Some(one_server(url, sqlite_file.as_deref().expect("a file")).await?);
             Db::Sqlite(pool)
         } else {
             return Err(StoreError(format!(
@@ -494,12 +496,13 @@ impl Store {
         match &db {
             Db::Sqlite(_) => {
                 let file = sqlite_file.clone().expect("a SQLite file");
-                let writer = SqliteWriter::open(
+                let mut writer = SqliteWriter::open(
                     file,
                     settings.commit_wait.min(MAX_COMMIT_WAIT),
                     settings.move_after.max(1),
                 )
                 .map_err(|e| StoreError(format!("cannot open the SQLite writer: {e}")))?;
+                writer.lock = sqlite_lock;
                 recent = Some(writer.recent.last_seq.clone());
                 spawn_sqlite_writer(write_loop(
                     Writer::Sqlite(Box::new(writer)),
@@ -1957,6 +1960,36 @@ fn sqlite_file_of(
     Ok(file.to_path_buf())
 }
 
+/// How long a server waits for the SQLite file of a server that is stopping.
+const ONE_SERVER_PATIENCE: Duration = Duration::from_secs(5);
+
+/// One server per SQLite file: its writer keeps in memory the last event it stored of each
+/// match whose events are not yet in the events' key (see [`Recent`]), and a second server on
+/// the same file, not seeing the first's, could store an event twice. So the SQLite writer
+/// holds a lock on `FILE.lock` while it runs, and a second server is refused, naming the
+/// first's process. A crashed server's lock goes with its process.
+async fn one_server(
+    url: &str,
+    file: &std::path::Path,
+) -> Result<Arc<crate::file_lock::FileLock>, StoreError> {
+    let mut name = file.as_os_str().to_owned();
+    name.push(".lock");
+    let lock_file = std::path::PathBuf::from(name);
+    crate::file_lock::lock(&lock_file, ONE_SERVER_PATIENCE)
+        .await
+        .map_err(|refused| match refused {
+            crate::file_lock::Refused::Held(holder) => StoreError(format!(
+                "{url:?} is in use by another server{} (it holds {}): one server per SQLite \
+                 file; stop that one first (a cluster's nodes share PostgreSQL)",
+                holder.map_or(String::new(), |pid| format!(", process {pid}")),
+                lock_file.display()
+            )),
+            crate::file_lock::Refused::Io(e) => {
+                StoreError(format!("cannot lock {}: {e}", lock_file.display()))
+            }
+        })
+}
+
 /// A connection to the SQLite file with the settings of every connection of the server's (see
 /// [`Store::open_node`]).
 fn sqlite_connection(path: &std::path::Path) -> rusqlite::Result<rusqlite::Connection> {
@@ -2062,6 +2095,8 @@ struct SqliteWriter {
     /// See [`StoreSettings::commit_wait`].
     commit_wait: Duration,
     recent: Recent,
+    /// The file's lock (see [`one_server`]), let go of when the writer ends.
+    lock: Option<Arc<crate::file_lock::FileLock>>,
 }
 
 /// The events in `events_recent`, not yet moved into `events`.
@@ -2170,6 +2205,7 @@ impl SqliteWriter {
                 move_after,
                 ..Recent::default()
             },
+            lock: None,
         })
     }
 
