@@ -20,7 +20,6 @@ mod listing_tests;
 mod lobby;
 mod logins;
 pub mod logs;
-mod memory;
 mod outbox;
 mod ratings;
 mod room;
@@ -370,10 +369,8 @@ impl App {
         self.store.as_ref()
     }
 
-    /// Starts the server's own upkeep: memory that retired rooms left is given back, and
-    /// addresses that went quiet are forgotten by the limits.
+    /// Starts the server's own upkeep: addresses that went quiet are forgotten by the limits.
     pub fn run_upkeep(self: &Arc<App>) {
-        tokio::spawn(memory::give_back());
         let app = Arc::downgrade(self);
         tokio::spawn(async move {
             let mut every = tokio::time::interval(std::time::Duration::from_secs(60));

@@ -2800,7 +2800,7 @@ const IDLE_RELEASE: Duration = Duration::from_secs(10);
 
 impl Writer {
     /// Gives back the memory SQLite holds for writing (the prepared batches, the page cache):
-    /// after a busy event they are megabytes the C library's heap keeps, and a quiet server
+    /// after a busy event they are megabytes the allocator keeps in use, and a quiet server
     /// has no use for them; the next batch prepares what it needs again.
     fn release_memory(&mut self) {
         let Some(conn) = (match self {
@@ -2813,11 +2813,6 @@ impl Writer {
         if let Err(e) = conn.execute_batch("PRAGMA shrink_memory") {
             tracing::warn!(error = %e, "SQLite's page cache not released");
         }
-        // The C library's heap walked on a thread of its own, and not waited for: nothing
-        // needs it done, and a write arriving meanwhile is committed at once.
-        let _ = std::thread::Builder::new()
-            .name("hakem-trim".into())
-            .spawn(crate::memory::trim);
     }
 }
 

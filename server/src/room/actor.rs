@@ -377,7 +377,6 @@ impl Room {
         if self.round.status() != MatchStatus::Finished {
             metrics::gauge!("hakem_live_matches").decrement(1.0);
         }
-        crate::memory::room_retired();
         tracing::info!(match_id = %self.id, why, "room handed over");
         if let Some(done) = self.abdicated_done.take() {
             let _ = done.send(());
@@ -478,7 +477,6 @@ impl Room {
         }
         metrics::gauge!("hakem_rooms").decrement(1.0);
         self.rooms.retired(&self.id).await;
-        crate::memory::room_retired();
         tracing::debug!(match_id = %self.id, "room retired");
     }
 
