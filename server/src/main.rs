@@ -11,12 +11,27 @@ use clap::Parser;
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 /// Freed pages go back to the system within about a second, by jemalloc's own background
-/// thread, so that a server whose matches ended shrinks again without being asked. On Linux
-/// jemalloc is also the C library's `malloc`, so SQLite's memory is returned the same way
-/// (elsewhere its functions keep the prefix `_rjem_`, and so does the name of their settings).
+/// thread, so that a server whose matches ended shrinks again without being asked. jemalloc
+/// is also the C library's `malloc`, so SQLite's memory is returned the same way; on the
+/// systems where it cannot be (Apple's, Android, DragonFly) its functions keep the prefix
+/// `_rjem_`, and so does the name of their settings.
 #[allow(non_upper_case_globals)]
-#[cfg_attr(target_os = "linux", export_name = "malloc_conf")]
-#[cfg_attr(not(target_os = "linux"), export_name = "_rjem_malloc_conf")]
+#[cfg_attr(
+    not(any(
+        target_vendor = "apple",
+        target_os = "android",
+        target_os = "dragonfly"
+    )),
+    export_name = "malloc_conf"
+)]
+#[cfg_attr(
+    any(
+        target_vendor = "apple",
+        target_os = "android",
+        target_os = "dragonfly"
+    ),
+    export_name = "_rjem_malloc_conf"
+)]
 pub static malloc_conf: &[u8] = b"background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0\0";
 use tracing_subscriber::EnvFilter;
 

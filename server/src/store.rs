@@ -296,6 +296,9 @@ pub struct Store {
     alive_key: AliveKey,
     /// On SQLite, the matches with events not yet moved into the events' key.
     recent: Option<RecentMatches>,
+    /// On SQLite, the file's lock (see [`one_server`]), held while any handle or the writer
+    /// lives: a writer that ended early does not let a second server in beside the readers.
+    _sqlite_lock: Option<Arc<crate::file_lock::FileLock>>,
 }
 
 /// The epoch of the tournaments' lease while this node of a cluster holds it (`None` while it
@@ -502,7 +505,7 @@ impl Store {
                     settings.move_after.max(1),
                 )
                 .map_err(|e| StoreError(format!("cannot open the SQLite writer: {e}")))?;
-                writer.lock = sqlite_lock;
+                writer.lock = sqlite_lock.clone();
                 recent = Some(writer.recent.last_seq.clone());
                 spawn_sqlite_writer(write_loop(
                     Writer::Sqlite(Box::new(writer)),
@@ -528,6 +531,7 @@ impl Store {
             tournaments_fence: Arc::default(),
             alive_key,
             recent,
+            _sqlite_lock: sqlite_lock,
         })
     }
 
@@ -1965,15 +1969,19 @@ const ONE_SERVER_PATIENCE: Duration = Duration::from_secs(5);
 
 /// One server per SQLite file: its writer keeps in memory the last event it stored of each
 /// match whose events are not yet in the events' key (see [`Recent`]), and a second server on
-/// the same file, not seeing the first's, could store an event twice. So the SQLite writer
-/// holds a lock on `FILE.lock` while it runs, and a second server is refused, naming the
-/// first's process. A crashed server's lock goes with its process.
+/// the same file, not seeing the first's, could store an event twice. So the store and its
+/// writer hold a lock on `FILE.hakem-lock` while either runs, and a second server is refused,
+/// naming the first's process. A crashed server's lock goes with its process.
 async fn one_server(
     url: &str,
     file: &std::path::Path,
 ) -> Result<Arc<crate::file_lock::FileLock>, StoreError> {
-    let mut name = file.as_os_str().to_owned();
-    name.push(".lock");
+    // The file itself, whatever link or relative path named it (it exists: the pool opened it).
+    let file = file
+        .canonicalize()
+        .map_err(|e| StoreError(format!("cannot find {}: {e}", file.display())))?;
+    let mut name = file.into_os_string();
+    name.push(".hakem-lock");
     let lock_file = std::path::PathBuf::from(name);
     crate::file_lock::lock(&lock_file, ONE_SERVER_PATIENCE)
         .await
@@ -2095,7 +2103,7 @@ struct SqliteWriter {
     /// See [`StoreSettings::commit_wait`].
     commit_wait: Duration,
     recent: Recent,
-    /// The file's lock (see [`one_server`]), let go of when the writer ends.
+    /// The file's lock (see [`one_server`]), held until the writer ends.
     lock: Option<Arc<crate::file_lock::FileLock>>,
 }
 

@@ -298,9 +298,9 @@ async fn a_rejoin_with_since_seq_gets_exactly_the_missed_events() {
     }
 }
 
-/// A second server started on the SQLite file of a running one is refused, naming the first,
-/// and changes nothing: the first goes on, and once it is gone (killed), a server starts on
-/// the file again with every acknowledged move.
+/// A second server started on the SQLite file of a running one (by its path or by a link to
+/// it) is refused, naming the first, and changes nothing: the first goes on, and once it is
+/// gone (killed), a server starts on the file again with every acknowledged move.
 #[tokio::test]
 async fn a_second_server_on_a_running_servers_sqlite_file_is_refused() {
     let database = Database::sqlite();
@@ -309,37 +309,46 @@ async fn a_second_server_on_a_running_servers_sqlite_file_is_refused() {
     start_set(&mut p1, &mut p2, &m.id).await;
     play(&mut p1, &mut p2, &m.id, &TR_FIRST_WINS[..4]).await;
 
-    let mut second = std::process::Command::new(hakem_blackbox::binary("hakem-server"))
-        .args([
-            "--listen",
-            "127.0.0.1:0",
-            "--admin-token",
-            "organizer-secret",
-        ])
-        .args(["--database", &database.url])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("run a second hakem-server");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while second.try_wait().unwrap().is_none() {
-        if std::time::Instant::now() > deadline {
-            let _ = second.kill();
-            panic!("a second server runs on the first one's SQLite file");
+    // By the file's own path, and by a link to it.
+    let file = database
+        .url
+        .strip_prefix("sqlite://")
+        .expect("a SQLite URL");
+    let link = format!("{file}-link.db");
+    std::os::unix::fs::symlink(file, &link).unwrap();
+    for url in [database.url.clone(), format!("sqlite://{link}")] {
+        let mut second = std::process::Command::new(hakem_blackbox::binary("hakem-server"))
+            .args([
+                "--listen",
+                "127.0.0.1:0",
+                "--admin-token",
+                "organizer-secret",
+            ])
+            .args(["--database", &url])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("run a second hakem-server");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while second.try_wait().unwrap().is_none() {
+            if std::time::Instant::now() > deadline {
+                let _ = second.kill();
+                panic!("a second server runs on the first one's SQLite file ({url})");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
         }
-        std::thread::sleep(std::time::Duration::from_millis(50));
+        let second = second.wait_with_output().unwrap();
+        assert!(!second.status.success());
+        let message = String::from_utf8_lossy(&second.stderr);
+        assert!(
+            message.contains(&format!(
+                "in use by another server, process {}",
+                server.pid()
+            )),
+            "{message}"
+        );
+        assert!(second.stdout.is_empty(), "the second server listened");
     }
-    let second = second.wait_with_output().unwrap();
-    assert!(!second.status.success());
-    let message = String::from_utf8_lossy(&second.stderr);
-    assert!(
-        message.contains(&format!(
-            "in use by another server, process {}",
-            server.pid()
-        )),
-        "{message}"
-    );
-    assert!(second.stdout.is_empty(), "the second server listened");
 
     // The first plays on, undisturbed.
     play(&mut p1, &mut p2, &m.id, &TR_FIRST_WINS[4..6]).await;
