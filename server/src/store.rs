@@ -468,14 +468,15 @@ impl Store {
                 // A page cache of 1 MiB per connection (SQLite's default is 2): the index
                 // pages the writer needs fit, and an idle server stays small.
                 .pragma("cache_size", "-1024");
-            sqlite_file = Some(sqlite_file_of(url, &options)?);
+            let file = sqlite_file_of(url, &options)?;
             // Readers' connections (and their page caches) close when they have been idle.
             let pool = SqlitePoolOptions::new()
                 .max_connections(4)
                 .idle_timeout(Duration::from_secs(10))
                 .connect_with(options)
                 .await?;
-            sqlite_lock = Some(one_server(url, sqlite_file.as_deref().expect("a file")).await?);
+            sqlite_lock = Some(one_server(url, &file).await?);
+            sqlite_file = Some(file);
             Db::Sqlite(pool)
         } else {
             return Err(StoreError(format!(
